@@ -1,0 +1,2 @@
+export { CanonicalizationError } from "./canonicalization-error.js";
+export { IdemkeyError } from "./idemkey-error.js";

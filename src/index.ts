@@ -1,0 +1,3 @@
+export * from "./errors/index.js";
+export * from "./key/index.js";
+export * from "./store/index.js";

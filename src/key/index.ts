@@ -1,0 +1,2 @@
+export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from "./canonicalize.js";
+export { canonicalCall, type IdempotencyKeyOptions, idempotencyKey, sha256Hex } from "./idempotency-key.js";
