@@ -1,2 +1,3 @@
 export { CanonicalizationError } from "./canonicalization-error.js";
 export { IdemkeyError } from "./idemkey-error.js";
+export { IdempotencyConflictError } from "./idempotency-conflict-error.js";
