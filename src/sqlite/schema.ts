@@ -1,0 +1,38 @@
+import type { Database } from "better-sqlite3";
+import { SchemaVersionError } from "../errors/schema-version-error.js";
+
+/** One row per idemkey table in this database file: the table's name and the schema version it is at. */
+export const META_TABLE = "idemkey_meta";
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Table names are spliced into SQL, so only plain identifiers pass; anything else is a `TypeError` naming the option. */
+export function checkIdentifier(where: string, value: unknown): string {
+  if (typeof value !== "string" || !IDENTIFIER.test(value)) {
+    throw new TypeError(
+      `${where} must be a plain SQL identifier (a letter or _, then letters, digits or _, at most 63), got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Brings `table` to the newest version: `migrations[i]` is the SQL taking it from version `i` to `i + 1`. Runs in an
+ * immediate (write-locked) transaction, so two processes opening the same file at once migrate it exactly once.
+ */
+export function ensureSchema(db: Database, table: string, migrations: readonly string[]): void {
+  const supported = migrations.length;
+  db.transaction(() => {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${META_TABLE} (name TEXT PRIMARY KEY, version INTEGER NOT NULL)`);
+    const row = db.prepare(`SELECT version FROM ${META_TABLE} WHERE name = ?`).get(table) as
+      | { version: number }
+      | undefined;
+    const found = row?.version ?? 0;
+    if (found > supported) throw new SchemaVersionError(table, found, supported);
+    if (found === supported) return;
+    for (const sql of migrations.slice(found)) db.exec(sql);
+    db.prepare(
+      `INSERT INTO ${META_TABLE} (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version`,
+    ).run(table, supported);
+  }).immediate();
+}

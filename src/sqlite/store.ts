@@ -1,0 +1,231 @@
+import BetterSqlite3 from "better-sqlite3";
+import { applyPatch, matches, newRecord } from "../store/record.js";
+import type {
+  ClaimInput,
+  ClaimResult,
+  Expect,
+  ListQuery,
+  RecordPatch,
+  Store,
+  StoreOptions,
+  StoreRecord,
+} from "../store/types.js";
+import { checkIdentifier, ensureSchema } from "./schema.js";
+
+type Database = BetterSqlite3.Database;
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /**
+   * The table the records live in, created on first use. Several stores (the harness ledger and the middleware, say)
+   * may share one table, since their keys never collide, or keep one each.
+   * @default "idemkey_records"
+   */
+  table?: string;
+  /**
+   * How long a write waits, in milliseconds, for another connection or process holding the file's write lock before
+   * it fails with `SQLITE_BUSY`. Set on the connection, including one passed in.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+}
+
+interface Resolved {
+  clock: () => number;
+  table: string;
+  busyTimeoutMs: number;
+}
+
+/** Version 1 of the records table; later versions append a migration here and never edit this one. */
+const migrations = (table: string): string[] => [
+  `CREATE TABLE ${table} (
+    key TEXT PRIMARY KEY,
+    state TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    token TEXT,
+    lease_until INTEGER,
+    attempts INTEGER NOT NULL,
+    result TEXT,
+    data TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX ${table}_expires_at ON ${table} (expires_at);`,
+];
+
+const COLUMNS = `key, state, fingerprint, token, lease_until AS leaseUntil, attempts, result, data,
+  created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt`;
+
+/**
+ * A store in a SQLite file through better-sqlite3: durable across restarts, and safe for several processes on one
+ * machine sharing the file (WAL mode; every read-modify-write runs inside `BEGIN IMMEDIATE`, which takes the file's
+ * write lock before reading, so two processes can never both see a key as free).
+ *
+ * Pass a path (the store opens the file and closes it on `close()`) or a better-sqlite3 `Database` you already have
+ * (it stays open; the store switches it to WAL and sets its busy timeout). Not for network file systems, where SQLite's
+ * locks are unreliable: use PostgreSQL or Redis across machines.
+ *
+ * @example
+ * const store = sqliteStore("./idemkey.db");
+ */
+export function sqliteStore(pathOrDatabase: string | Database, options: SqliteStoreOptions = {}): Store {
+  const resolved = resolveOptions(options);
+  const owned = typeof pathOrDatabase === "string";
+  const db = openDatabase(pathOrDatabase);
+  db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
+  // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
+  db.pragma("journal_mode = WAL");
+  const { clock, table } = resolved;
+  let statements: ReturnType<typeof prepare> | undefined;
+  const ready = () => {
+    if (!statements) {
+      ensureSchema(db, table, migrations(table));
+      statements = prepare(db, table);
+    }
+    return statements;
+  };
+
+  return {
+    async claim(key: string, input: ClaimInput): Promise<ClaimResult> {
+      return ready().claim.immediate(key, input, clock());
+    },
+    async get(key: string) {
+      return ready().selectLive.get(key, clock());
+    },
+    async update(key: string, expect: Expect, patch: RecordPatch) {
+      return ready().update.immediate(key, expect, patch, clock());
+    },
+    async delete(key: string, expect: Expect) {
+      const { changes } = ready().deleteMatching.run({
+        key,
+        now: clock(),
+        token: expect.token ?? null,
+        state: expect.state ?? null,
+      });
+      return changes > 0;
+    },
+    async list(query: ListQuery = {}) {
+      return ready().list.all({
+        now: clock(),
+        prefix: query.prefix ?? null,
+        state: query.state ?? null,
+        after: query.after ?? null,
+        limit: query.limit ?? 100,
+      });
+    },
+    async purge({ limit = 1000 } = {}) {
+      return ready().purge.run(clock(), limit).changes;
+    },
+    async close() {
+      if (owned && db.open) db.close();
+    },
+  };
+}
+
+function prepare(db: Database, table: string) {
+  const selectLive = db.prepare<[string, number], StoreRecord>(
+    `SELECT ${COLUMNS} FROM ${table} WHERE key = ? AND expires_at > ?`,
+  );
+  const put = db.prepare<[StoreRecord]>(
+    `INSERT INTO ${table}
+       (key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at)
+     VALUES (@key, @state, @fingerprint, @token, @leaseUntil, @attempts, @result, @data, @createdAt, @updatedAt, @expiresAt)
+     ON CONFLICT (key) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint,
+       token = excluded.token, lease_until = excluded.lease_until, attempts = excluded.attempts,
+       result = excluded.result, data = excluded.data, created_at = excluded.created_at,
+       updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+  );
+  // An expired row is absent: a claim replaces it whole.
+  const claim = db.transaction((key: string, input: ClaimInput, now: number): ClaimResult => {
+    const existing = selectLive.get(key, now);
+    if (!existing) {
+      const record = newRecord(key, input, now);
+      put.run(record);
+      return { status: "claimed", record };
+    }
+    if (
+      existing.state === "pending" &&
+      existing.leaseUntil !== null &&
+      existing.leaseUntil <= now &&
+      existing.fingerprint === input.fingerprint
+    ) {
+      const record: StoreRecord = {
+        ...existing,
+        token: input.token,
+        leaseUntil: now + input.leaseMs,
+        updatedAt: now,
+        expiresAt: Math.max(existing.expiresAt, now + input.ttlMs),
+      };
+      put.run(record);
+      return { status: "taken_over", record, previous: existing };
+    }
+    return { status: "exists", record: existing };
+  });
+  const update = db.transaction(
+    (key: string, expect: Expect, patch: RecordPatch, now: number): StoreRecord | undefined => {
+      const existing = selectLive.get(key, now);
+      if (!existing || !matches(existing, expect)) return undefined;
+      const record = applyPatch(existing, patch, now);
+      put.run(record);
+      return record;
+    },
+  );
+  const deleteMatching = db.prepare<
+    [{ key: string; now: number; token: string | null; state: string | null }]
+  >(
+    `DELETE FROM ${table} WHERE key = @key AND expires_at > @now
+       AND (@token IS NULL OR token = @token) AND (@state IS NULL OR state = @state)`,
+  );
+  // `key >= prefix` lets the primary key narrow the scan; `substr` makes the prefix test exact.
+  const list = db.prepare<
+    [{ now: number; prefix: string | null; state: string | null; after: string | null; limit: number }],
+    StoreRecord
+  >(
+    `SELECT ${COLUMNS} FROM ${table} WHERE expires_at > @now
+       AND (@prefix IS NULL OR (key >= @prefix AND substr(key, 1, length(@prefix)) = @prefix))
+       AND (@state IS NULL OR state = @state) AND (@after IS NULL OR key > @after)
+     ORDER BY key LIMIT @limit`,
+  );
+  const purge = db.prepare<[number, number]>(
+    `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ?)`,
+  );
+  return { selectLive, claim, update, deleteMatching, list, purge };
+}
+
+function openDatabase(pathOrDatabase: unknown): Database {
+  if (typeof pathOrDatabase === "string" && pathOrDatabase !== "") return new BetterSqlite3(pathOrDatabase);
+  if (
+    typeof pathOrDatabase === "object" &&
+    pathOrDatabase !== null &&
+    typeof (pathOrDatabase as Database).prepare === "function" &&
+    typeof (pathOrDatabase as Database).transaction === "function"
+  ) {
+    return pathOrDatabase as Database;
+  }
+  throw new TypeError(
+    `sqliteStore: pathOrDatabase must be a file path, ":memory:" or a better-sqlite3 Database, got ${describe(pathOrDatabase)}`,
+  );
+}
+
+function resolveOptions(options: SqliteStoreOptions): Resolved {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`sqliteStore: options must be an object, got ${describe(options)}`);
+  }
+  const { clock = Date.now, table = "idemkey_records", busyTimeoutMs = 5000 } = options;
+  if (typeof clock !== "function") {
+    throw new TypeError(
+      `sqliteStore: options.clock must be a function returning epoch ms, got ${describe(clock)}`,
+    );
+  }
+  checkIdentifier("sqliteStore: options.table", table);
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new TypeError(
+      `sqliteStore: options.busyTimeoutMs must be a non-negative integer, got ${describe(busyTimeoutMs)}`,
+    );
+  }
+  return { clock, table, busyTimeoutMs };
+}
+
+function describe(value: unknown): string {
+  return typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
+}

@@ -1,0 +1,161 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { SchemaVersionError } from "../../src/errors/index.js";
+import { sqliteStore } from "../../src/sqlite/index.js";
+import { testStore } from "./contract.js";
+
+const dir = mkdtempSync(join(tmpdir(), "idemkey-sqlite-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+testStore("sqlite (file)", (clock) => sqliteStore(join(dir, "contract.db"), { clock }));
+testStore("sqlite (:memory:)", (clock) => sqliteStore(":memory:", { clock, table: "records_in_memory" }));
+
+describe("sqliteStore", () => {
+  const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
+
+  it("puts a file in WAL mode and creates a versioned schema on first use", async () => {
+    const path = join(dir, "schema.db");
+    const store = sqliteStore(path, { table: "ledger" });
+    const db = new BetterSqlite3(path);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    const tables = () => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all();
+    expect(tables()).not.toContain("ledger");
+    await store.claim("k", claimInput);
+    expect(tables()).toEqual(expect.arrayContaining(["ledger", "idemkey_meta"]));
+    expect(db.prepare("SELECT version FROM idemkey_meta WHERE name = 'ledger'").pluck().get()).toBe(1);
+    expect(db.prepare("SELECT key, state FROM ledger").all()).toEqual([{ key: "k", state: "pending" }]);
+    await store.close();
+    db.close();
+  });
+
+  it("refuses a table whose schema is newer than it understands", async () => {
+    const db = new BetterSqlite3(":memory:");
+    await sqliteStore(db).get("k");
+    db.prepare("UPDATE idemkey_meta SET version = 99 WHERE name = 'idemkey_records'").run();
+    const error = await sqliteStore(db)
+      .get("k")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaVersionError);
+    expect(error).toMatchObject({ table: "idemkey_records", found: 99, supported: 1 });
+    db.close();
+  });
+
+  it("leaves a Database it was given open, and closes a file it opened", async () => {
+    const db = new BetterSqlite3(":memory:");
+    const store = sqliteStore(db);
+    await store.claim("k", claimInput);
+    await store.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare("SELECT count(*) FROM idemkey_records").pluck().get()).toBe(1);
+    db.close();
+
+    const own = sqliteStore(join(dir, "owned.db"));
+    await own.claim("k", claimInput);
+    await own.close();
+    await expect(own.get("k")).rejects.toThrow(/not open/);
+  });
+
+  it("sets the busy timeout on the connection", () => {
+    const db = new BetterSqlite3(":memory:");
+    sqliteStore(db, { busyTimeoutMs: 1234 });
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(1234);
+    sqliteStore(db);
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(5000);
+    db.close();
+  });
+
+  it("rejects bad arguments with a TypeError naming the option", () => {
+    expect(() => sqliteStore(":memory:", { table: "x; DROP TABLE y" })).toThrow(
+      /options\.table must be a plain SQL identifier/,
+    );
+    expect(() => sqliteStore(":memory:", { busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
+    expect(() => sqliteStore(":memory:", { busyTimeoutMs: 1.5 })).toThrow(TypeError);
+    // @ts-expect-error: a clock must be a function
+    expect(() => sqliteStore(":memory:", { clock: 5 })).toThrow(/options\.clock/);
+    // @ts-expect-error: not a path nor a Database
+    expect(() => sqliteStore(42)).toThrow(/pathOrDatabase/);
+    expect(() => sqliteStore("")).toThrow(TypeError);
+  });
+
+  it("does not write into the caller's options", () => {
+    const options = Object.freeze({ table: "frozen_options" });
+    expect(() => sqliteStore(":memory:", options)).not.toThrow();
+  });
+});
+
+describe("sqliteStore across processes", () => {
+  it("lets two processes claim the same 200 keys on one file, each key exactly once in total", async () => {
+    const path = join(dir, "race.db");
+    const setup = sqliteStore(path);
+    await setup.get("init"); // both children find the schema in place
+    await setup.close();
+    const workers = ["a", "b"].map((name) => spawnWorker(path, 200, name));
+    await Promise.all(workers.map((w) => w.ready));
+    for (const w of workers) w.go();
+    const outputs = await Promise.all(workers.map((w) => w.done));
+
+    const all = outputs.flatMap((o) => o.claimed);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.sort()).toEqual(Array.from({ length: 200 }, (_, i) => `race:${i}`).sort());
+    // The file itself, read apart from the store, agrees: each row carries the token of the worker that said it won.
+    const db = new BetterSqlite3(path, { readonly: true });
+    const rows = db.prepare("SELECT key, token FROM idemkey_records WHERE key LIKE 'race:%'").all() as {
+      key: string;
+      token: string;
+    }[];
+    db.close();
+    expect(rows).toHaveLength(200);
+    for (const { key, token } of rows) {
+      const winner = outputs.find((o) => o.claimed.includes(key))!;
+      expect(token.startsWith(`${winner.worker}:`)).toBe(true);
+    }
+  });
+});
+
+function spawnWorker(path: string, count: number, name: string) {
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      fileURLToPath(new URL("./fixtures/sqlite-claimer.ts", import.meta.url)),
+      path,
+      `${count}`,
+      name,
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const lines = createInterface({ input: child.stdout });
+  const queue: string[] = [];
+  const waiters: ((line: string) => void)[] = [];
+  lines.on("line", (line) => {
+    const waiter = waiters.shift();
+    if (waiter) waiter(line);
+    else queue.push(line);
+  });
+  const next = () =>
+    new Promise<string>((resolve) => {
+      const line = queue.shift();
+      if (line !== undefined) resolve(line);
+      else waiters.push(resolve);
+    });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const failIfExits = <T>(p: Promise<T>) =>
+    Promise.race([p, exited.then((code) => Promise.reject(new Error(`worker ${name} exited with ${code}`)))]);
+  return {
+    ready: failIfExits(next()).then((line) => expect(line).toBe("ready")),
+    go: () => child.stdin.end("go\n"),
+    done: failIfExits(
+      next().then(async (line) => {
+        expect(await exited).toBe(0);
+        return JSON.parse(line) as { worker: string; claimed: string[] };
+      }),
+    ),
+  };
+}
