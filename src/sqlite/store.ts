@@ -78,11 +78,12 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
   const { clock, table } = resolved;
   let statements: ReturnType<typeof prepare> | undefined;
   const ready = () => {
-    if (!statements) {
-      ensureSchema(db, table, migrations(table));
-      statements = prepare(db, table);
-    }
-    return statements;
+    if (statements) return statements;
+    ensureSchema(db, table, migrations(table));
+    const fresh = prepare(db, table);
+    // Created inside a transaction the caller holds open, the table may still roll back with it: check again next time.
+    if (!db.inTransaction) statements = fresh;
+    return fresh;
   };
 
   return {

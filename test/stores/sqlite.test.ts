@@ -1,14 +1,14 @@
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { runTogether, spawnWorker } from "../support/workers.js";
 import { testStore } from "./contract.js";
+
+const claimer = new URL("./fixtures/sqlite-claimer.ts", import.meta.url);
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -61,6 +61,17 @@ describe("sqliteStore", () => {
     await expect(own.get("k")).rejects.toThrow(/not open/);
   });
 
+  it("recreates its table when first used inside a caller's transaction that rolled back", async () => {
+    const db = new BetterSqlite3(":memory:");
+    const store = sqliteStore(db);
+    db.prepare("BEGIN").run();
+    await store.claim("k", claimInput);
+    db.prepare("ROLLBACK").run();
+    expect(await store.get("k")).toBeUndefined();
+    expect((await store.claim("k", claimInput)).status).toBe("claimed");
+    db.close();
+  });
+
   it("sets the busy timeout on the connection", () => {
     const db = new BetterSqlite3(":memory:");
     sqliteStore(db, { busyTimeoutMs: 1234 });
@@ -95,10 +106,11 @@ describe("sqliteStore across processes", () => {
     const setup = sqliteStore(path);
     await setup.get("init"); // both children find the schema in place
     await setup.close();
-    const workers = ["a", "b"].map((name) => spawnWorker(path, 200, name));
-    await Promise.all(workers.map((w) => w.ready));
-    for (const w of workers) w.go();
-    const outputs = await Promise.all(workers.map((w) => w.done));
+    const outputs = await runTogether(
+      ["a", "b"].map((name) =>
+        spawnWorker<{ worker: string; claimed: string[] }>(claimer, [path, "200", name]),
+      ),
+    );
 
     const all = outputs.flatMap((o) => o.claimed);
     expect(new Set(all).size).toBe(all.length);
@@ -117,45 +129,3 @@ describe("sqliteStore across processes", () => {
     }
   });
 });
-
-function spawnWorker(path: string, count: number, name: string) {
-  const child = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("./fixtures/sqlite-claimer.ts", import.meta.url)),
-      path,
-      `${count}`,
-      name,
-    ],
-    { stdio: ["pipe", "pipe", "inherit"] },
-  );
-  const lines = createInterface({ input: child.stdout });
-  const queue: string[] = [];
-  const waiters: ((line: string) => void)[] = [];
-  lines.on("line", (line) => {
-    const waiter = waiters.shift();
-    if (waiter) waiter(line);
-    else queue.push(line);
-  });
-  const next = () =>
-    new Promise<string>((resolve) => {
-      const line = queue.shift();
-      if (line !== undefined) resolve(line);
-      else waiters.push(resolve);
-    });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
-  const failIfExits = <T>(p: Promise<T>) =>
-    Promise.race([p, exited.then((code) => Promise.reject(new Error(`worker ${name} exited with ${code}`)))]);
-  return {
-    ready: failIfExits(next()).then((line) => expect(line).toBe("ready")),
-    go: () => child.stdin.end("go\n"),
-    done: failIfExits(
-      next().then(async (line) => {
-        expect(await exited).toBe(0);
-        return JSON.parse(line) as { worker: string; claimed: string[] };
-      }),
-    ),
-  };
-}
