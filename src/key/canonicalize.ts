@@ -114,6 +114,7 @@ function serializeObject(value: object, depth: number, maxDepth: number, key: st
   if (proto === Object.prototype || proto === null || isForeignPlainObject(target, proto)) {
     return serializeMembers(target as Record<string, unknown>, depth + 1, maxDepth);
   }
+  if (isForeignArray(target, proto)) return serializeArray(target as unknown[], depth + 1, maxDepth);
   throw new Fault(describeNonPlain(target as object));
 }
 
@@ -167,6 +168,13 @@ function serializeMembers(object: Record<string, unknown>, depth: number, maxDep
 /** A plain object from another realm (a `vm` context, an iframe): its prototype is that realm's Object.prototype. */
 function isForeignPlainObject(value: unknown, proto: object): boolean {
   return Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(value) === "[object Object]";
+}
+
+/** An array from another realm: its prototype is that realm's Array.prototype (itself an array), not a subclass's. */
+function isForeignArray(value: unknown, proto: object | null): boolean {
+  if (!Array.isArray(value) || !Array.isArray(proto)) return false;
+  const objectPrototype = Object.getPrototypeOf(proto);
+  return objectPrototype !== null && Object.getPrototypeOf(objectPrototype) === null;
 }
 
 function describeNonPlain(value: object): string {
