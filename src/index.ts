@@ -1,3 +1,4 @@
 export * from "./errors/index.js";
+export * from "./harness/index.js";
 export * from "./key/index.js";
 export * from "./store/index.js";

@@ -1,0 +1,292 @@
+import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
+import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
+import type { RecordPatch } from "../store/types.js";
+import { type Call, describeError, emit, planRetry, toolContext } from "./call.js";
+import { type LedgerData, withEvent } from "./ledger.js";
+import { hadNoEffect } from "./retry.js";
+import { Effect, type LedgerEvent } from "./types.js";
+
+/** A pending claim this call holds, and what it runs under it. */
+export interface Held<A> {
+  token: string;
+  /** The record's data as claimed: the call it stands for. */
+  data: LedgerData;
+  /** The arguments to run: this call's own, or the recorded ones when the identity matched other arguments. */
+  args: A;
+  argsDiffer: boolean;
+  /** The first attempt's number. */
+  attempt: number;
+  /** What a final failure leaves: no record (a later call may try again), or an approved one (its approval stands). */
+  releaseTo: "absent" | "approved";
+  /**
+   * Set when the outcome of an earlier attempt of an unguarded call is not known (a takeover, or a record whose
+   * outcome was unknown): the tool's reconcile decides before anything runs, and without one the outcome stays
+   * unknown. The text says why it is unknown.
+   */
+  unknownBecause?: string;
+}
+
+/** Thrown when the claim was lost (taken over after a stall) between attempts: the caller looks at the ledger anew. */
+export class ClaimLost {}
+
+type Lease = { stop(): void };
+
+/** Runs the call under a claim this call holds, renewing the lease until the outcome is written. */
+export async function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
+  const lease = holdLease(call, held.token);
+  try {
+    if (held.unknownBecause !== undefined) {
+      const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
+      if (found.done) return found.value;
+    }
+    return await attempts(call, held, lease);
+  } finally {
+    lease.stop();
+  }
+}
+
+async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Promise<R> {
+  const { core, tool } = call;
+  let failures = 0;
+  for (let attempt = held.attempt; ; attempt++) {
+    if (call.signal?.aborted) {
+      await release(call, held, attempt - 1);
+      throw call.signal.reason;
+    }
+    let value: R;
+    try {
+      value = await tool.run(held.args, toolContext(call, attempt));
+    } catch (error) {
+      failures++;
+      if (tool.effect === Effect.unguarded && !hadNoEffect(error)) {
+        // The request may have reached the owner: only the world can tell whether it took effect.
+        const found = await reconcile(call, held, lease, attempt, `attempt ${attempt} failed`, error);
+        if (found.done) return found.value;
+      }
+      const delayMs = await planRetry(call, attempt, failures, error).catch(async (planError: unknown) => {
+        await release(call, held, attempt);
+        throw planError;
+      });
+      if (delayMs === undefined) {
+        await release(call, held, attempt);
+        emit(call, { type: "failed", attempt, error });
+        throw error;
+      }
+      emit(call, { type: "retried", attempt, delayMs, error });
+      try {
+        await core.sleep(delayMs, call.signal);
+      } catch (reason) {
+        await release(call, held, attempt);
+        throw reason;
+      }
+      const marked = await core.store.update(
+        call.sk,
+        { token: held.token, state: "pending" },
+        { attempts: attempt, leaseMs: core.leaseMs },
+      );
+      if (!marked) throw new ClaimLost();
+      continue;
+    }
+    return complete(call, held, lease, value, attempt, undefined);
+  }
+}
+
+/**
+ * Asks the tool's reconcile what became of an unguarded call; `done: false` means it did not take effect and may
+ * run. Without a reconcile, or when it cannot tell, the record goes to `outcome_unknown` and this throws.
+ */
+async function reconcile<A, R>(
+  call: Call<A, R>,
+  held: Held<A>,
+  lease: Lease,
+  attempt: number,
+  why: string,
+  cause: unknown,
+): Promise<{ done: true; value: R } | { done: false }> {
+  const check = call.tool.reconcile;
+  if (check === undefined) throw await markUnknown(call, held, attempt, why, cause);
+  let found: Awaited<ReturnType<typeof check>>;
+  try {
+    found = await check(held.args, toolContext(call, attempt));
+  } catch (error) {
+    throw await markUnknown(call, held, attempt, `${why}, and reconcile threw`, error);
+  }
+  if (found === undefined)
+    throw await markUnknown(call, held, attempt, `${why}, and reconcile could not tell`, cause);
+  if (found?.status === "done") {
+    return { done: true, value: await complete(call, held, lease, found.result, attempt, "reconcile") };
+  }
+  if (found?.status === "not_done") return { done: false };
+  const bad = new TypeError(
+    `tool.reconcile of "${call.tool.name}" must return { status: "done", result }, { status: "not_done" } or undefined`,
+  );
+  throw await markUnknown(call, held, attempt, `${why}, and reconcile answered nonsense`, bad);
+}
+
+/**
+ * Records the result and returns its JSON form. A result that is not JSON is never recorded as completed: the claim
+ * is released, except for an unguarded call, which did take effect and so must not run again: its outcome is
+ * recorded as unknown.
+ */
+async function complete<A, R>(
+  call: Call<A, R>,
+  held: Held<A>,
+  lease: Lease,
+  value: unknown,
+  attempt: number,
+  resolvedBy: "reconcile" | undefined,
+): Promise<R> {
+  const { core, tool } = call;
+  let text: string;
+  try {
+    text = canonicalizeAt(value, "$.result", DEFAULT_MAX_DEPTH);
+  } catch (error) {
+    const reason =
+      error instanceof CanonicalizationError ? `${error.reason} at ${error.path}` : describeError(error);
+    const bad = new CanonicalizationError(
+      error instanceof CanonicalizationError ? error.path : "$.result",
+      `the result of tool "${tool.name}" is not a JSON value, so the ledger cannot record it: ${reason}; return plain data`,
+      { cause: error },
+    );
+    if (tool.effect === Effect.unguarded) {
+      throw await markUnknown(
+        call,
+        held,
+        attempt,
+        `it ran but returned a result that is not JSON (${reason})`,
+        bad,
+      );
+    }
+    await release(call, held, attempt);
+    emit(call, { type: "failed", attempt, error: bad });
+    throw bad;
+  }
+  lease.stop();
+  const patch: RecordPatch = {
+    state: "completed",
+    result: text,
+    token: null,
+    leaseMs: null,
+    attempts: attempt,
+    ttlMs: core.ttlMs,
+  };
+  if (resolvedBy) patch.data = withEvent(held.data, { type: "resolved", at: core.clock(), how: resolvedBy });
+  const recorded = await writeCompletion(call, held, patch);
+  if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
+  else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });
+  return JSON.parse(text) as R;
+}
+
+/**
+ * The one write that closes the window between the effect and the ledger: retried a few times on store errors.
+ * When the claim was lost meanwhile (a takeover after a stall) and the taker found the outcome unknown, the result
+ * now known is recorded after all.
+ */
+async function writeCompletion<A, R>(call: Call<A, R>, held: Held<A>, patch: RecordPatch) {
+  const { core } = call;
+  for (let tries = 1; ; tries++) {
+    try {
+      if (await core.store.update(call.sk, { token: held.token, state: "pending" }, patch)) return true;
+      break;
+    } catch {
+      // The effect has happened: losing this write means a replay runs the tool again, so try a little harder.
+      if (tries >= 3) return false;
+      await core.sleep(50 * tries);
+    }
+  }
+  try {
+    const now = await core.store.get(call.sk);
+    if (now?.state !== "outcome_unknown") return false;
+    const event: LedgerEvent = { type: "resolved", at: core.clock(), how: "late_completion" };
+    const late = await core.store.update(
+      call.sk,
+      { state: "outcome_unknown" },
+      { ...patch, data: withEvent(held.data, event) },
+    );
+    return late !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/** Gives the claim up after a final failure, so that a later call with the same key may try again. */
+async function release<A, R>(call: Call<A, R>, held: Held<A>, attempt: number): Promise<void> {
+  const expect = { token: held.token, state: "pending" } as const;
+  try {
+    if (held.releaseTo === "approved") {
+      await call.core.store.update(call.sk, expect, {
+        state: "approved",
+        token: null,
+        leaseMs: null,
+        attempts: attempt,
+      });
+    } else {
+      await call.core.store.delete(call.sk, expect);
+    }
+  } catch {
+    // Unreleased, the claim lapses when its lease runs out, and the next call takes it over.
+  }
+}
+
+/** Records that the outcome is unknown and returns the error to throw. */
+async function markUnknown<A, R>(
+  call: Call<A, R>,
+  held: Held<A>,
+  attempt: number,
+  why: string,
+  cause: unknown,
+): Promise<OutcomeUnknownError> {
+  const { core, key, tool } = call;
+  const error = new OutcomeUnknownError(
+    key,
+    `The outcome of the unguarded tool "${tool.name}" is unknown: ${why}. Check whether it took effect, then call ` +
+      `harness.resolve("${key}", { result }) or harness.resolve("${key}", { retry: true })`,
+    cause === undefined ? undefined : { cause },
+  );
+  const event: LedgerEvent = {
+    type: "outcome_unknown",
+    at: core.clock(),
+    error: cause === undefined ? why : `${why}: ${describeError(cause)}`,
+  };
+  try {
+    await core.store.update(
+      call.sk,
+      { token: held.token, state: "pending" },
+      {
+        state: "outcome_unknown",
+        token: null,
+        leaseMs: null,
+        attempts: attempt,
+        data: withEvent(held.data, event),
+      },
+    );
+  } catch {
+    // Left pending, the claim lapses and the next call's takeover finds the outcome unknown all the same.
+  }
+  emit(call, { type: "outcome_unknown", attempt, error });
+  return error;
+}
+
+/** Renews the claim's lease every third of `leaseMs` until stopped, or until the claim is gone. */
+function holdLease<A, R>(call: Call<A, R>, token: string): Lease {
+  const { store, leaseMs, sleep } = call.core;
+  const stopped = new AbortController();
+  void (async () => {
+    for (;;) {
+      try {
+        await sleep(leaseMs / 3, stopped.signal);
+      } catch {
+        return;
+      }
+      if (stopped.signal.aborted) return;
+      try {
+        // Expecting `pending` keeps a late renewal from touching a completed or released record.
+        if (!(await store.update(call.sk, { token, state: "pending" }, { leaseMs }))) return;
+      } catch {
+        // A store hiccup: the next renewal may still come before the lease runs out.
+      }
+    }
+  })();
+  return { stop: () => stopped.abort() };
+}

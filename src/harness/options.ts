@@ -1,0 +1,138 @@
+import { memoryStore } from "../store/memory.js";
+import type { Store } from "../store/types.js";
+import { type ResolvedRetry, type RetryOptions, resolveRetry } from "./retry.js";
+import { defaultSleep, type Sleep } from "./sleep.js";
+import type { HarnessEvent } from "./types.js";
+
+export interface WaitOptions {
+  /**
+   * How long a call waits for the same call running in another process (a live pending claim) before it throws
+   * `WaitTimeoutError`. Longer than `leaseMs`, so that a claim whose process died is taken over within the wait.
+   * @default 120000 (2 minutes)
+   */
+  timeoutMs?: number;
+  /** The first pause between two looks at the ledger while waiting, in milliseconds. @default 25 */
+  minDelayMs?: number;
+  /** The longest pause between two looks; pauses double from `minDelayMs` up to it, with jitter. @default 1000 */
+  maxDelayMs?: number;
+}
+
+export interface HarnessOptions {
+  /**
+   * Where the ledger lives. Records are kept under `call:<idempotency key>`, so the store can be shared with the
+   * owner-side middleware. A memory store forgets on restart; use `sqliteStore` (or a server store) for replays
+   * across processes and crashes.
+   * @default memoryStore() on the harness's `clock`
+   */
+  store?: Store;
+  /**
+   * How long a pending claim is held, in milliseconds. The harness renews it every third of this while the tool
+   * runs, so a long tool keeps its claim; when its process dies, the next call with the same key takes over after
+   * at most this long. Shorter means faster recovery, longer means fewer renewals and more tolerance for a stalled
+   * event loop.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * How long a ledger record is kept, in milliseconds, from its last state change (a completed call from its
+   * completion). Past it the record is ignored (a later call with the same key runs again) and `purge` removes it.
+   * Seven days outlives any agent task's retries and replays (which happen within minutes to hours, or a day for a
+   * task resumed the next morning) while bounding the ledger's size.
+   * @default 604800000 (7 days)
+   */
+  ttlMs?: number;
+  /** How failed attempts are retried; see `RetryOptions`. */
+  retry?: RetryOptions;
+  /** How a call waits for the same call running elsewhere; see `WaitOptions`. */
+  wait?: WaitOptions;
+  /**
+   * How long a call parked for approval waits for the decision before it throws `WaitTimeoutError` (state
+   * `awaiting_approval`). The record stays parked: a later call with the same key picks up the decision. Pass the
+   * call a `signal` to stop waiting earlier.
+   * @default 600000 (10 minutes)
+   */
+  approvalTimeoutMs?: number;
+  /**
+   * Told of every call's progress: `executed`, `replayed`, `waited`, `retried`, `taken_over`, `outcome_unknown`,
+   * `approval_requested`, `approved`, `denied`, `resolved`, `failed`. Called synchronously; an error it throws is
+   * reported with `process.emitWarning` and otherwise ignored, so that logging can never break a call.
+   */
+  onEvent?: (event: HarnessEvent) => void;
+  /** The clock every lease, wait and duration is measured with, in epoch ms; for tests. @default Date.now */
+  clock?: () => number;
+  /**
+   * Waits `ms` milliseconds, or rejects with `signal.reason` when the signal aborts; used for backoff, polling and
+   * lease renewal. For tests, with a fake `clock`.
+   * @default a setTimeout-based sleep
+   */
+  sleep?: Sleep;
+}
+
+export interface Resolved {
+  store: Store;
+  leaseMs: number;
+  ttlMs: number;
+  retry: ResolvedRetry;
+  waitTimeoutMs: number;
+  waitMinDelayMs: number;
+  waitMaxDelayMs: number;
+  approvalTimeoutMs: number;
+  onEvent: ((event: HarnessEvent) => void) | undefined;
+  clock: () => number;
+  sleep: Sleep;
+}
+
+export function resolveOptions(options: HarnessOptions = {}): Resolved {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  const clock = fn("clock", options.clock) ?? Date.now;
+  const wait = options.wait ?? {};
+  if (typeof wait !== "object" || wait === null) throw new TypeError("options.wait must be an object");
+  const resolved: Resolved = {
+    store: options.store ?? memoryStore({ clock }),
+    leaseMs: positive("leaseMs", options.leaseMs, 30_000),
+    ttlMs: positive("ttlMs", options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    retry: resolveRetry(options.retry),
+    waitTimeoutMs: nonNegative("wait.timeoutMs", wait.timeoutMs, 120_000),
+    waitMinDelayMs: positive("wait.minDelayMs", wait.minDelayMs, 25),
+    waitMaxDelayMs: positive("wait.maxDelayMs", wait.maxDelayMs, 1_000),
+    approvalTimeoutMs: nonNegative("approvalTimeoutMs", options.approvalTimeoutMs, 600_000),
+    onEvent: fn("onEvent", options.onEvent),
+    clock,
+    sleep: fn("sleep", options.sleep) ?? defaultSleep,
+  };
+  const store = resolved.store as Partial<Store>;
+  for (const method of ["claim", "get", "update", "delete", "list", "purge"] as const) {
+    if (typeof store[method] !== "function") {
+      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
+    }
+  }
+  if (resolved.waitMaxDelayMs < resolved.waitMinDelayMs) {
+    throw new TypeError("options.wait.maxDelayMs must not be less than options.wait.minDelayMs");
+  }
+  return resolved;
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
+    throw new TypeError(`options.${name} must be a finite number > 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nonNegative(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value >= 0)) {
+    throw new TypeError(`options.${name} must be a number >= 0, got ${String(value)}`);
+  }
+  return value;
+}
+
+function fn<F>(name: string, value: F | undefined): F | undefined {
+  if (value !== undefined && typeof value !== "function") {
+    throw new TypeError(`options.${name} must be a function, got ${typeof value}`);
+  }
+  return value;
+}

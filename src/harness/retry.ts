@@ -1,0 +1,121 @@
+import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+
+/** What `shouldRetry` is shown about a failed attempt. */
+export interface RetryContext {
+  readonly key: string;
+  readonly taskId: string;
+  readonly tool: string;
+  /** The attempt that failed, counted as `ctx.attempt` is. */
+  readonly attempt: number;
+  readonly error: unknown;
+}
+
+export interface RetryOptions {
+  /**
+   * How many times a failed attempt is retried within one `harness.call`, always with the same key. 0 disables
+   * retries.
+   * @default 3
+   */
+  retries?: number;
+  /** The delay before the first retry, in milliseconds. @default 500 */
+  minDelayMs?: number;
+  /** The longest delay between attempts, also the cap on an error's `retryAfterMs`. @default 30000 */
+  maxDelayMs?: number;
+  /** Each retry waits this many times longer than the one before. @default 2 */
+  factor?: number;
+  /**
+   * Waits a random time between half and all of the computed delay, so that callers failing together do not retry
+   * together. Not applied to an error's `retryAfterMs`, which is what the owner asked for.
+   * @default true
+   */
+  jitter?: boolean;
+  /**
+   * Decides whether a failed attempt is retried; return `undefined` to keep the default decision, which retries
+   * unless the error says `retryable: false`, is a `TypeError`, a `CanonicalizationError` or an
+   * `IdempotencyConflictError`, or the call's signal aborted. Never asked once the retries are used up, once the
+   * signal aborted, or for an `unguarded` failure that may have reached the owner.
+   */
+  shouldRetry?: (context: RetryContext) => boolean | undefined | Promise<boolean | undefined>;
+}
+
+export interface ResolvedRetry {
+  retries: number;
+  minDelayMs: number;
+  maxDelayMs: number;
+  factor: number;
+  jitter: boolean;
+  shouldRetry: RetryOptions["shouldRetry"];
+}
+
+export function resolveRetry(options: RetryOptions | undefined): ResolvedRetry {
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw new TypeError(`options.retry must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  const o = options ?? {};
+  const retry: ResolvedRetry = {
+    retries: nonNegative("retries", o.retries, 3, true),
+    minDelayMs: nonNegative("minDelayMs", o.minDelayMs, 500, false),
+    maxDelayMs: nonNegative("maxDelayMs", o.maxDelayMs, 30_000, false),
+    factor: nonNegative("factor", o.factor, 2, false),
+    jitter: o.jitter ?? true,
+    shouldRetry: o.shouldRetry,
+  };
+  if (typeof retry.jitter !== "boolean") {
+    throw new TypeError(`options.retry.jitter must be a boolean, got ${typeof retry.jitter}`);
+  }
+  if (retry.factor < 1) throw new TypeError(`options.retry.factor must be >= 1, got ${retry.factor}`);
+  if (retry.maxDelayMs < retry.minDelayMs) {
+    throw new TypeError(
+      `options.retry.maxDelayMs (${retry.maxDelayMs}) must not be less than options.retry.minDelayMs (${retry.minDelayMs})`,
+    );
+  }
+  if (retry.shouldRetry !== undefined && typeof retry.shouldRetry !== "function") {
+    throw new TypeError(`options.retry.shouldRetry must be a function, got ${typeof retry.shouldRetry}`);
+  }
+  return retry;
+}
+
+function nonNegative(name: string, value: unknown, fallback: number, integer: boolean): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !(value >= 0) || (integer && !Number.isInteger(value))) {
+    const what = integer ? "an integer >= 0" : "a number >= 0";
+    throw new TypeError(`options.retry.${name} must be ${what}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** Reads a field from whatever was thrown: the protocol is duck-typed so that any client's error can speak it. */
+function field(error: unknown, name: "retryable" | "retryAfterMs" | "noEffect"): unknown {
+  return typeof error === "object" && error !== null ? (error as Record<string, unknown>)[name] : undefined;
+}
+
+/** The error says the attempt certainly had no effect (nothing was sent, or the owner said it did nothing). */
+export function hadNoEffect(error: unknown): boolean {
+  return field(error, "noEffect") === true;
+}
+
+export function defaultRetryable(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return false;
+  const retryable = field(error, "retryable");
+  if (typeof retryable === "boolean") return retryable;
+  // A TypeError is a bug in the call (or bad arguments): the same key and arguments fail the same way again.
+  return !(
+    error instanceof TypeError ||
+    error instanceof CanonicalizationError ||
+    error instanceof IdempotencyConflictError
+  );
+}
+
+/** The wait before the retry that follows failed attempt number `failures` (1 for the first failure). */
+export function retryDelay(
+  retry: ResolvedRetry,
+  failures: number,
+  error: unknown,
+  random: () => number,
+): number {
+  const after = field(error, "retryAfterMs");
+  if (typeof after === "number" && after >= 0) return Math.min(after, retry.maxDelayMs);
+  const delay = Math.min(retry.maxDelayMs, retry.minDelayMs * retry.factor ** (failures - 1));
+  return retry.jitter ? delay * (0.5 + random() / 2) : delay;
+}

@@ -1,0 +1,189 @@
+import { randomUUID } from "node:crypto";
+import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
+import { LedgerStateError } from "../errors/ledger-state-error.js";
+import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
+import { WaitTimeoutError } from "../errors/wait-timeout-error.js";
+import type { ClaimResult, StoreRecord } from "../store/types.js";
+import { type Call, emit } from "./call.js";
+import { ClaimLost, type Held, hold } from "./hold.js";
+import { decodeData, encodeData, type LedgerData, lastEvent } from "./ledger.js";
+import { Effect } from "./types.js";
+
+/**
+ * Takes one ledger-backed call to its outcome: claims the key and runs, replays a completed record, waits for the
+ * same call running elsewhere or for an approval, takes over a claim whose process stopped, or throws what the
+ * record says (denied, outcome unknown).
+ */
+export async function settle<A, R>(call: Call<A, R>): Promise<R> {
+  const { core, tool } = call;
+  const waiting = {
+    on: undefined as StoreRecord["state"] | undefined,
+    since: 0,
+    pauseMs: core.waitMinDelayMs,
+  };
+  for (;;) {
+    call.signal?.throwIfAborted();
+    const token = randomUUID();
+    const park = tool.requiresApproval;
+    const data: LedgerData = park
+      ? { ...call.data, events: [{ type: "approval_requested", at: core.clock() }] }
+      : call.data;
+    const claimed: ClaimResult = await core.store.claim(call.sk, {
+      fingerprint: call.key,
+      token,
+      leaseMs: core.leaseMs,
+      ttlMs: core.ttlMs,
+      state: park ? "awaiting_approval" : "pending",
+      data: encodeData(data),
+    });
+    try {
+      if (claimed.status === "claimed" && !park) {
+        return await hold(call, {
+          token,
+          data,
+          args: call.args,
+          argsDiffer: false,
+          attempt: 1,
+          releaseTo: "absent",
+        });
+      }
+      if (claimed.status === "claimed") emit(call, { type: "approval_requested", attempt: 0 });
+      if (claimed.status === "taken_over") return await takeOver(call, claimed.record, claimed.previous);
+
+      let record: StoreRecord | undefined = claimed.record;
+      while (record !== undefined) {
+        const state = record.state;
+        if (state === "pending" || state === "awaiting_approval") {
+          if (state === "pending" && record.leaseUntil !== null && record.leaseUntil <= core.clock()) break;
+          await pause(call, waiting, state);
+          record = await core.store.get(call.sk);
+          continue;
+        }
+        if (waiting.on !== undefined) {
+          emit(call, {
+            type: "waited",
+            attempt: record.attempts,
+            on: waiting.on as "pending" | "awaiting_approval",
+          });
+          waiting.on = undefined;
+        }
+        if (state === "completed") return replay(call, record);
+        if (state === "denied") {
+          const denial = lastEvent(decodeData(record), "denied");
+          throw new ApprovalDeniedError(call.key, denial?.reason ?? "no reason given", denial?.by);
+        }
+        if (state === "approved") {
+          const started = await startFrom(call, record, undefined);
+          if (started) return started.value;
+        } else if (state === "outcome_unknown") {
+          if (tool.reconcile === undefined || tool.effect !== Effect.unguarded) throw unknown(call, record);
+          const started = await startFrom(call, record, "its outcome was unknown");
+          if (started) return started.value;
+        }
+        // Someone else moved the record first: look again.
+        record = await core.store.get(call.sk);
+      }
+    } catch (error) {
+      // The claim was taken over while this call paused between attempts: look at the ledger anew.
+      if (!(error instanceof ClaimLost)) throw error;
+    }
+  }
+}
+
+/** Pauses before the next look at a record that is pending elsewhere or awaiting approval; bounded by a timeout. */
+async function pause<A, R>(
+  call: Call<A, R>,
+  waiting: { on: StoreRecord["state"] | undefined; since: number; pauseMs: number },
+  state: "pending" | "awaiting_approval",
+): Promise<void> {
+  const { core } = call;
+  const now = core.clock();
+  if (waiting.on !== state) {
+    waiting.on = state;
+    waiting.since = now;
+  }
+  const limit = state === "pending" ? core.waitTimeoutMs : core.approvalTimeoutMs;
+  const waited = now - waiting.since;
+  if (waited >= limit) throw new WaitTimeoutError(call.key, state, waited);
+  // Jittered, so that several waiters do not poll the store in step.
+  const ms = Math.min(waiting.pauseMs * (0.5 + Math.random() / 2), limit - waited);
+  waiting.pauseMs = Math.min(waiting.pauseMs * 2, core.waitMaxDelayMs);
+  await core.sleep(ms, call.signal);
+}
+
+function replay<A, R>(call: Call<A, R>, record: StoreRecord): R {
+  if (record.result === null) {
+    throw new LedgerStateError(
+      call.key,
+      record.state,
+      `The completed ledger record ${record.key} has no result`,
+    );
+  }
+  const data = decodeData(record);
+  emit(call, { type: "replayed", attempt: record.attempts, argsDiffer: data.argsHash !== call.argsHash });
+  return JSON.parse(record.result) as R;
+}
+
+function unknown<A, R>(call: Call<A, R>, record: StoreRecord): OutcomeUnknownError {
+  const data = decodeData(record);
+  const why =
+    lastEvent(data, "outcome_unknown")?.error ?? "an earlier attempt may or may not have taken effect";
+  return new OutcomeUnknownError(
+    call.key,
+    `The outcome of the unguarded tool "${call.tool.name}" is unknown (${why}). Check whether it took effect, then ` +
+      `call harness.resolve("${call.key}", { result }) or harness.resolve("${call.key}", { retry: true })`,
+  );
+}
+
+/** The arguments to run under a record: this call's own, or the recorded call's when only the identity matched. */
+function heldFor<A>(call: Call<A, unknown>, data: LedgerData): Pick<Held<A>, "args" | "argsDiffer"> {
+  if (data.argsHash === call.argsHash) return { args: call.args, argsDiffer: false };
+  return { args: JSON.parse(data.args) as A, argsDiffer: true };
+}
+
+/** A claim whose process stopped: keyed and idempotent calls run again with the same key; unguarded ones may not. */
+function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRecord): Promise<R> {
+  const data = decodeData(record);
+  const attempt = Math.max(previous.attempts, 1) + 1;
+  emit(call, { type: "taken_over", attempt, previousAttempts: previous.attempts });
+  const held: Held<A> = {
+    token: record.token!,
+    data,
+    ...heldFor(call, data),
+    attempt,
+    releaseTo: call.tool.requiresApproval ? "approved" : "absent",
+  };
+  if (call.tool.effect === Effect.unguarded) {
+    held.unknownBecause = `the process running attempt ${attempt - 1} stopped while it was pending`;
+  }
+  return hold(call, held);
+}
+
+/**
+ * Claims an approved record (or an unknown one, to reconcile it) with a compare-and-set on its state, so that
+ * exactly one of the callers runs it. `undefined` when another caller moved it first.
+ */
+async function startFrom<A, R>(
+  call: Call<A, R>,
+  record: StoreRecord,
+  unknownBecause: string | undefined,
+): Promise<{ value: R } | undefined> {
+  const { core } = call;
+  const token = randomUUID();
+  const started = await core.store.update(
+    call.sk,
+    { state: record.state },
+    { state: "pending", token, leaseMs: core.leaseMs },
+  );
+  if (!started) return undefined;
+  const data = decodeData(started);
+  const held: Held<A> = {
+    token,
+    data,
+    ...heldFor(call, data),
+    attempt: started.attempts + 1,
+    releaseTo: unknownBecause === undefined ? "approved" : "absent",
+  };
+  if (unknownBecause !== undefined) held.unknownBecause = unknownBecause;
+  return { value: await hold(call, held) };
+}

@@ -1,0 +1,205 @@
+import type { RecordState } from "../store/types.js";
+
+/** How a tool's side effect behaves when the call is repeated; decides what the harness may repeat on its own. */
+export const Effect = {
+  /** No side effect: run and retried freely, never recorded in the ledger. */
+  read: "read",
+  /** Repeating has no further effect (a PUT of a state): recorded, retried and re-run freely. */
+  idempotent: "idempotent",
+  /** The owner dedupes on `ctx.idempotencyKey`: retries and replays after a crash run again with the same key. */
+  keyed: "keyed",
+  /**
+   * The owner can neither take a key nor enforce a unique constraint: never repeated once it may have reached the
+   * owner; an ambiguous failure ends in `OutcomeUnknownError` until the outcome is resolved.
+   */
+  unguarded: "unguarded",
+} as const;
+export type Effect = (typeof Effect)[keyof typeof Effect];
+
+/** What a tool's `run` and `reconcile` receive besides the arguments. */
+export interface ToolContext {
+  /** The key to forward to the owner (an `Idempotency-Key` header, a unique column); the same on every attempt. */
+  readonly idempotencyKey: string;
+  readonly taskId: string;
+  /** The tool's name. */
+  readonly tool: string;
+  /** 1 for the first attempt; counts on across retries and across a takeover in another process. */
+  readonly attempt: number;
+  /** Aborted when the caller's `signal` is; pass it on to the request. Never aborted without a caller's signal. */
+  readonly signal: AbortSignal;
+}
+
+/** What `reconcile` found out about a call whose outcome was unknown; `undefined` means it could not tell. */
+export type ReconcileResult<R> = { status: "done"; result: R } | { status: "not_done" } | undefined;
+
+export interface ToolDefinition<A, R> {
+  /** Part of every key, so renaming a tool gives its calls new keys. A non-empty string. */
+  name: string;
+  /** How the tool's side effect behaves when repeated: `read`, `idempotent`, `keyed` or `unguarded`. Required. */
+  effect: Effect;
+  /**
+   * The natural identity of a call: the key is derived from what this returns instead of from all the arguments,
+   * so that a call the model re-words (another PR title, the same repo and branch) is still the same call. The
+   * value must be JSON. A later call with the same identity but other arguments replays (or takes over) the first
+   * one with the first one's arguments, and its `replayed` event says `argsDiffer: true`.
+   * @default all the arguments
+   * @example identity: (args) => ({ repo: args.repo, head: args.head })
+   */
+  identity?: (args: A) => unknown;
+  /**
+   * Parks every new call as awaiting approval, bound to its exact key, until `harness.approve(key)` or
+   * `harness.deny(key, reason)`. Not for `read` tools, which have no ledger record to park.
+   * @default false
+   */
+  requiresApproval?: boolean;
+  /**
+   * For `unguarded` tools only: checks the world after the harness lost track of a call (its process stopped while
+   * it was pending, or an attempt failed ambiguously) and says what happened. `{ status: "done", result }` records
+   * the result, `{ status: "not_done" }` lets the call run (again), and `undefined` leaves the outcome unknown
+   * (`OutcomeUnknownError`). Also tried again by each later call with the same key while the outcome is unknown.
+   * @default none: an ambiguous call's outcome stays unknown until `harness.resolve`
+   */
+  reconcile?: (args: A, ctx: ToolContext) => ReconcileResult<R> | Promise<ReconcileResult<R>>;
+  /**
+   * Does the work. Receives the call's arguments and a context carrying the idempotency key to forward. Must
+   * return a JSON value (plain objects, arrays, strings, finite numbers, booleans, null; `toJSON` is applied), which
+   * the ledger records; every caller, including the first, gets back its JSON form. Throw an error with
+   * `retryable`, `retryAfterMs` or `noEffect` (see `ToolCallError`) to steer the retries.
+   */
+  run: (args: A, ctx: ToolContext) => R | Promise<R>;
+}
+
+/** A tool made by `defineTool`, ready for `harness.call`. */
+export interface Tool<A, R> {
+  readonly name: string;
+  readonly effect: Effect;
+  readonly identity: ((args: A) => unknown) | undefined;
+  readonly requiresApproval: boolean;
+  readonly reconcile: ToolDefinition<A, R>["reconcile"];
+  readonly run: (args: A, ctx: ToolContext) => R | Promise<R>;
+}
+
+export interface CallOptions {
+  /** Stops waiting and retrying, and is passed to the tool as `ctx.signal`. */
+  signal?: AbortSignal;
+  /**
+   * Tells apart legitimate identical calls within one task (two identical messages): the key becomes the SHA-256 of
+   * the canonical form of `[taskId, tool, identityOrArgs, step]`. Use a position in the plan that stays the same
+   * when the task is replayed, never a random value or a timestamp.
+   */
+  step?: string | number;
+}
+
+/** A state change recorded in a ledger entry's audit trail (`data.events`), for the inspector. */
+export type LedgerEvent =
+  | { type: "approval_requested"; at: number }
+  | { type: "approved"; at: number; by?: string }
+  | { type: "denied"; at: number; by?: string; reason: string }
+  | {
+      type: "resolved";
+      at: number;
+      by?: string;
+      /** `result`/`retry`: through `harness.resolve`; `reconcile`: the tool's reconcile; `late_completion`: the attempt
+       * that had been given up on finished after all. */
+      how: "result" | "retry" | "reconcile" | "late_completion";
+    }
+  | { type: "outcome_unknown"; at: number; error: string };
+
+/** One call as the ledger knows it, parsed: what `harness.get` and `harness.list` return. */
+export interface LedgerEntry {
+  /** The idempotency key (the store key without its `call:` prefix). */
+  key: string;
+  state: RecordState;
+  taskId: string;
+  tool: string;
+  effect: Effect;
+  step?: string | number;
+  /** SHA-256 hex of the canonical JSON of the full arguments of the call that created the record. */
+  argsHash: string;
+  /** Those arguments, parsed. */
+  args: unknown;
+  /** The recorded result, parsed; only in the `completed` state. */
+  result?: unknown;
+  /** Attempts recorded so far; 0 while the first attempt runs. */
+  attempts: number;
+  /** Epoch ms until which a pending claim is held, or `null`. */
+  leaseUntil: number | null;
+  /** The audit trail of state changes, oldest first. */
+  events: LedgerEvent[];
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+}
+
+interface EventBase {
+  key: string;
+  taskId: string;
+  tool: string;
+  /** The attempt the event is about (for a replay, the attempts the ledger recorded). */
+  attempt: number;
+  /** Milliseconds since the `harness.call` began (for `approved`, `denied`, `resolved`: since the action began). */
+  durationMs: number;
+}
+
+/** What `onEvent` receives; `type` tells them apart. */
+export type HarnessEvent =
+  /** The tool ran and returned; `recorded: false` when the ledger could not record it (its claim was lost). */
+  | (EventBase & { type: "executed"; recorded: boolean; argsDiffer: boolean })
+  /** Answered from the ledger without running the tool. `argsDiffer`: the identity matched but the recorded call had
+   * other arguments; the recorded result is returned. */
+  | (EventBase & { type: "replayed"; argsDiffer: boolean })
+  /** Waited for another call with the same key: in this process (`on: "in_process"`), running elsewhere
+   * (`"pending"`) or for a person's decision (`"awaiting_approval"`). */
+  | (EventBase & { type: "waited"; on: "in_process" | "pending" | "awaiting_approval" })
+  /** An attempt failed and another follows after `delayMs`. */
+  | (EventBase & { type: "retried"; delayMs: number; error: unknown })
+  /** This call took over a claim whose lease had expired (its process stopped). */
+  | (EventBase & { type: "taken_over"; previousAttempts: number })
+  | (EventBase & { type: "outcome_unknown"; error: unknown })
+  | (EventBase & { type: "approval_requested" })
+  | (EventBase & { type: "approved"; by: string | undefined })
+  | (EventBase & { type: "denied"; by: string | undefined; reason: string })
+  | (EventBase & {
+      type: "resolved";
+      by: string | undefined;
+      how: "result" | "retry" | "reconcile" | "late_completion";
+    })
+  /** The final attempt failed; the claim was released and `error` is thrown to the caller. */
+  | (EventBase & { type: "failed"; error: unknown });
+
+export type HarnessEventType = HarnessEvent["type"];
+
+/** What `harness.resolve` is told about a call whose outcome was unknown. */
+export type Resolution =
+  /** It took effect, with this result (a JSON value), which later calls replay. */
+  | { result: unknown }
+  /** It did not take effect: the next call with the same key runs it. */
+  | { retry: true };
+
+export interface ActionOptions {
+  /** Who decided, recorded in the audit trail. */
+  by?: string;
+}
+
+export interface Harness {
+  /**
+   * Calls `tool` once for this task and these arguments: runs it under a fresh claim, replays a recorded result,
+   * waits for the same call running elsewhere, or takes over a claim whose process stopped. Throws the tool's final
+   * error, `OutcomeUnknownError`, `ApprovalDeniedError` or `WaitTimeoutError`.
+   */
+  call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R>;
+  /** The idempotency key `call` would use, without calling. */
+  key<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: Pick<CallOptions, "step">): string;
+  /** The live ledger entry of a key, parsed, or `undefined`. */
+  get(key: string): Promise<LedgerEntry | undefined>;
+  /** Live ledger entries in key order, filtered and paged as `Store.list`. */
+  list(query?: { state?: RecordState; after?: string; limit?: number }): Promise<LedgerEntry[]>;
+  /** Approves the call parked under `key`; the parked call (or the next call with that key) runs it. */
+  approve(key: string, options?: ActionOptions): Promise<LedgerEntry>;
+  /** Denies the call parked under `key`: it and every later call with that key throw `ApprovalDeniedError`. */
+  deny(key: string, reason: string, options?: ActionOptions): Promise<LedgerEntry>;
+  /** Records what happened to a call whose outcome was unknown. */
+  resolve(key: string, resolution: Resolution, options?: ActionOptions): Promise<LedgerEntry>;
+  /** Removes up to `limit` expired records from the store (all of its expired records, not only the ledger's). */
+  purge(options?: { limit?: number }): Promise<number>;
+}
