@@ -1,4 +1,5 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { isCanonicalOrder } from "./fast-path.js";
 
 export interface CanonicalizeOptions {
   /**
@@ -46,6 +47,7 @@ export function resolveMaxDepth(maxDepth: number | undefined): number {
 /** Canonicalize with paths reported from `root` (the key derivation reports `$.args...`). */
 export function canonicalizeAt(value: unknown, root: string, maxDepth: number): string {
   try {
+    if (isCanonicalOrder(value, 0, maxDepth)) return JSON.stringify(value);
     return serialize(value, 0, maxDepth, "");
   } catch (error) {
     if (error instanceof Fault) {
@@ -74,7 +76,7 @@ export function canonicalizeAt(value: unknown, root: string, maxDepth: number): 
 
 const DEPTH_REASON = "depth";
 
-function serialize(value: unknown, depth: number, maxDepth: number, key: string): string {
+function serialize(value: unknown, depth: number, maxDepth: number, key: string | number): string {
   switch (typeof value) {
     case "string":
       if (!value.isWellFormed())
@@ -100,12 +102,12 @@ function serialize(value: unknown, depth: number, maxDepth: number, key: string)
   }
 }
 
-function serializeObject(value: object, depth: number, maxDepth: number, key: string): string {
+function serializeObject(value: object, depth: number, maxDepth: number, key: string | number): string {
   let target: unknown = value;
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     // As JSON.stringify: convert once, then serialize the result without calling its own toJSON.
-    target = toJSON.call(value, key);
+    target = toJSON.call(value, String(key));
     if (typeof target !== "object" || target === null) return serialize(target, depth, maxDepth, key);
   }
   if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
@@ -133,7 +135,7 @@ function serializeArray(array: unknown[], depth: number, maxDepth: number): stri
         );
       }
       if (i > 0) out += ",";
-      out += serialize(element, depth, maxDepth, String(i));
+      out += serialize(element, depth, maxDepth, i);
     }
   } catch (error) {
     if (error instanceof Fault) error.segments.push(i);
@@ -144,8 +146,7 @@ function serializeArray(array: unknown[], depth: number, maxDepth: number): stri
 
 function serializeMembers(object: Record<string, unknown>, depth: number, maxDepth: number): string {
   const names = Object.keys(object);
-  // Array.prototype.sort without a comparator orders strings by UTF-16 code units, which is RFC 8785's order.
-  if (names.length > 1) names.sort();
+  if (names.length > 1) sortNames(names);
   let out = "{";
   let first = true;
   let name = "";
@@ -153,9 +154,7 @@ function serializeMembers(object: Record<string, unknown>, depth: number, maxDep
     for (name of names) {
       const member = object[name];
       if (member === undefined) continue;
-      if (!name.isWellFormed())
-        throw new Fault("member name contains a lone surrogate, which UTF-8 cannot encode");
-      out += (first ? "" : ",") + JSON.stringify(name) + ":" + serialize(member, depth, maxDepth, name);
+      out += (first ? "" : ",") + quoteName(name) + ":" + serialize(member, depth, maxDepth, name);
       first = false;
     }
   } catch (error) {
@@ -163,6 +162,60 @@ function serializeMembers(object: Record<string, unknown>, depth: number, maxDep
     throw error;
   }
   return out + "}";
+}
+
+/**
+ * Orders member names by UTF-16 code units (RFC 8785 section 3.2.3): JavaScript's `<` on strings compares code
+ * units. Insertion sort, because tool arguments have few members and often arrive already in order.
+ */
+function sortNames(names: string[]): void {
+  for (let i = 1; i < names.length; i++) {
+    const name = names[i]!;
+    let j = i - 1;
+    if (names[j]! < name) continue;
+    while (j >= 0 && names[j]! > name) {
+      names[j + 1] = names[j]!;
+      j--;
+    }
+    names[j + 1] = name;
+  }
+}
+
+const SHORT = 64;
+
+/**
+ * A JSON string literal as JSON.stringify (and RFC 8785) writes it. Short strings without anything to escape,
+ * the common case, are quoted by hand: calling into JSON.stringify costs more than scanning them.
+ */
+function quote(text: string, loneSurrogate: string): string {
+  const length = text.length;
+  if (length <= SHORT) {
+    let plain = true;
+    for (let i = 0; i < length; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return '"' + text + '"';
+  }
+  if (!text.isWellFormed()) throw new Fault(loneSurrogate);
+  return JSON.stringify(text);
+}
+
+/** Member names repeat across the objects of an array and across calls; their quoted form is worth keeping. */
+const quotedNames = new Map<string, string>();
+const QUOTED_NAMES_LIMIT = 4096;
+
+function quoteName(name: string): string {
+  let quoted = quotedNames.get(name);
+  if (quoted === undefined) {
+    quoted = quote(name, "member name contains a lone surrogate, which UTF-8 cannot encode");
+    if (quotedNames.size >= QUOTED_NAMES_LIMIT) quotedNames.clear();
+    quotedNames.set(name, quoted);
+  }
+  return quoted;
 }
 
 /** A plain object from another realm (a `vm` context, an iframe): its prototype is that realm's Object.prototype. */

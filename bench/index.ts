@@ -1,0 +1,18 @@
+import { cpus } from "node:os";
+import { benchKey } from "./key.js";
+
+/** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
+const sections: Record<string, () => Promise<void>> = {
+  key: benchKey,
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((name) => !(name in sections));
+if (unknown.length > 0) {
+  console.error(`bench: unknown section ${unknown.join(", ")}; known: ${Object.keys(sections).join(", ")}`);
+  process.exit(2);
+}
+console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}`);
+for (const [name, run] of Object.entries(sections)) {
+  if (wanted.length === 0 || wanted.includes(name)) await run();
+}

@@ -1,0 +1,54 @@
+import { createHash, hash } from "node:crypto";
+import canonicalizePackage from "canonicalize";
+import { Bench } from "tinybench";
+import { idempotencyKey } from "../src/key/idempotency-key.js";
+import { payloads } from "./payloads.js";
+import { printTable } from "./table.js";
+
+const sortingReplacer = (_key: string, value: unknown) => {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const name of Object.keys(value).sort()) sorted[name] = (value as Record<string, unknown>)[name];
+  return sorted;
+};
+
+const contenders = {
+  "idemkey idempotencyKey": (args: unknown) => idempotencyKey("task-8812", "placeOrder", args),
+  "naive: sorting replacer + createHash": (args: unknown) =>
+    createHash("sha256")
+      .update(JSON.stringify(["task-8812", "placeOrder", args], sortingReplacer))
+      .digest("hex"),
+  "canonicalize package + crypto.hash": (args: unknown) =>
+    hash("sha256", canonicalizePackage(["task-8812", "placeOrder", args]) as string, "hex"),
+  "floor: JSON.stringify + crypto.hash": (args: unknown) =>
+    hash("sha256", JSON.stringify(["task-8812", "placeOrder", args]), "hex"),
+};
+const FLOOR = "floor: JSON.stringify + crypto.hash";
+
+/** tinybench reports milliseconds; a task that errored has no statistics, which must not pass for a fast one. */
+export function medianMicros(bench: Bench, name: string): number {
+  const result = bench.getTask(name)?.result;
+  if (!result || !("latency" in result)) throw new Error(`bench task "${name}" produced no statistics`);
+  return result.latency.p50 * 1000;
+}
+
+export async function benchKey(): Promise<void> {
+  for (const payload of payloads) {
+    const size = Buffer.byteLength(JSON.stringify(payload.value));
+    // Interleave the contenders in one Bench so that machine noise falls on all of them alike.
+    const bench = new Bench({ time: 400, warmup: true, warmupTime: 100 });
+    for (const [name, fn] of Object.entries(contenders)) bench.add(name, () => fn(payload.value));
+    await bench.run();
+    const median = (name: string) => medianMicros(bench, name);
+    const floor = median(FLOOR);
+    printTable(
+      `key derivation, payload ${payload.name} (${size} bytes of JSON): median µs per key`,
+      ["contender", "µs/key", "x floor"],
+      Object.keys(contenders).map((name) => [
+        name,
+        median(name).toFixed(2),
+        (median(name) / floor).toFixed(2),
+      ]),
+    );
+  }
+}
