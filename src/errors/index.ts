@@ -5,5 +5,6 @@ export { IdempotencyConflictError } from "./idempotency-conflict-error.js";
 export { LedgerStateError } from "./ledger-state-error.js";
 export { OutcomeUnknownError } from "./outcome-unknown-error.js";
 export { SchemaVersionError } from "./schema-version-error.js";
+export { StoreError } from "./store-error.js";
 export { ToolCallError, type ToolCallErrorOptions } from "./tool-call-error.js";
 export { WaitTimeoutError } from "./wait-timeout-error.js";

@@ -1,0 +1,3 @@
+export type { PoolClientLike, PoolLike, Queryable } from "./client.js";
+export { effectOnce, type PostgresEffectOnceOptions, type PostgresEffectOnceResult } from "./effect-once.js";
+export { type PostgresStoreOptions, postgresStore } from "./store.js";

@@ -1,0 +1,279 @@
+import { StoreError } from "../errors/store-error.js";
+import type {
+  ClaimInput,
+  ClaimResult,
+  Expect,
+  ListQuery,
+  RecordState,
+  Store,
+  StoreOptions,
+  StoreRecord,
+} from "../store/types.js";
+import { checkIdentifier, guard, type Queryable, qualified } from "./client.js";
+import { migrate } from "./schema.js";
+
+export interface PostgresStoreOptions extends StoreOptions {
+  /**
+   * The table the records live in, created and migrated on first use. The harness ledger and the middleware may
+   * share one table, since their keys never collide, or keep one each.
+   * @default "idemkey_records"
+   */
+  table?: string;
+  /**
+   * The PostgreSQL schema holding the table and idemkey's `idemkey_meta` table. It must exist already: idemkey
+   * creates tables, never schemas.
+   * @default "public"
+   */
+  schema?: string;
+}
+
+/**
+ * Version 1 of the records table; later versions append a migration and never edit this one. Keys sort bytewise
+ * (`COLLATE "C"`) whatever the database's locale, so listing pages the same everywhere. Times are epoch
+ * milliseconds from the store's clock, not the server's, like every other store.
+ */
+const migrations = (table: string, name: string): string[] => [
+  `CREATE TABLE ${table} (
+    key text COLLATE "C" PRIMARY KEY,
+    state text NOT NULL,
+    fingerprint text NOT NULL,
+    token text,
+    lease_until bigint,
+    attempts integer NOT NULL,
+    result text,
+    data text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL,
+    expires_at bigint NOT NULL
+  );
+  CREATE INDEX "${name}_expires_at" ON ${table} (expires_at);`,
+];
+
+const COLUMNS = `key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at`;
+
+interface Row {
+  source?: string;
+  key: string;
+  state: RecordState;
+  fingerprint: string;
+  token: string | null;
+  lease_until: string | number | bigint | null;
+  attempts: number;
+  result: string | null;
+  data: string | null;
+  created_at: string | number | bigint;
+  updated_at: string | number | bigint;
+  expires_at: string | number | bigint;
+}
+
+/** bigint columns come back as strings from `pg` (and as numbers or bigints from other clients). */
+const toRecord = (row: Row): StoreRecord => ({
+  key: row.key,
+  state: row.state,
+  fingerprint: row.fingerprint,
+  token: row.token,
+  leaseUntil: row.lease_until === null ? null : Number(row.lease_until),
+  attempts: Number(row.attempts),
+  result: row.result,
+  data: row.data,
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+  expiresAt: Number(row.expires_at),
+});
+
+/** A claim that lost an insert race sees nothing in its snapshot; the next statement sees the winner. */
+const CLAIM_ATTEMPTS = 5;
+
+/**
+ * A store in a PostgreSQL table, shared by every process and machine that reaches the database. Each operation is
+ * one statement: a claim inserts with `ON CONFLICT DO NOTHING`, or replaces an expired record or takes over an
+ * expired lease with an `UPDATE` of the row it has just locked, so two claimants can never both win.
+ *
+ * Pass the `pg.Pool` you already have (the store never opens or closes connections), or any client with
+ * `query(text, values)`, such as PGlite. The table and `idemkey_meta` are created on first use, under an advisory lock.
+ *
+ * @example
+ * const store = postgresStore(new pg.Pool({ connectionString: process.env.DATABASE_URL }));
+ */
+export function postgresStore(client: Queryable, options: PostgresStoreOptions = {}): Store {
+  if (typeof (client as Queryable | null)?.query !== "function") {
+    throw new TypeError("postgresStore: client must be a pg.Pool or another client with query(text, values)");
+  }
+  const { clock, schema, table } = resolveOptions(options);
+  const t = qualified(schema, table);
+  let init: Promise<void> | undefined;
+  const ready = () => {
+    init ??= migrate(client, schema, table, migrations(t, table)).catch((error: unknown) => {
+      init = undefined; // a later call tries again, for example once the server is back
+      throw error;
+    });
+    return init;
+  };
+  const run = async (sql: string, values: unknown[]) =>
+    (await client.query(sql, values)) as { rows: Row[]; rowCount: number | null };
+
+  const claimOnce = async (key: string, input: ClaimInput, now: number): Promise<ClaimResult | undefined> => {
+    const state = input.state ?? "pending";
+    const { rows } = await run(
+      `WITH i AS (
+         SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
+                $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, $8::bigint AS now
+       ), old AS (
+         SELECT r.* FROM ${t} r, i WHERE r.key = i.key FOR UPDATE OF r
+       ), replaced AS (
+         UPDATE ${t} r SET
+           state = CASE WHEN old.expires_at <= i.now THEN i.state ELSE r.state END,
+           fingerprint = CASE WHEN old.expires_at <= i.now THEN i.fingerprint ELSE r.fingerprint END,
+           token = i.token,
+           lease_until = CASE WHEN old.expires_at > i.now OR i.state = 'pending' THEN i.now + i.lease_ms END,
+           attempts = CASE WHEN old.expires_at <= i.now THEN 0 ELSE r.attempts END,
+           result = CASE WHEN old.expires_at <= i.now THEN NULL ELSE r.result END,
+           data = CASE WHEN old.expires_at <= i.now THEN i.data ELSE r.data END,
+           created_at = CASE WHEN old.expires_at <= i.now THEN i.now ELSE r.created_at END,
+           updated_at = i.now,
+           expires_at = CASE WHEN old.expires_at <= i.now THEN i.now + i.ttl_ms
+                             ELSE greatest(r.expires_at, i.now + i.ttl_ms) END
+         FROM old, i
+         WHERE r.key = old.key AND (old.expires_at <= i.now OR (old.state = 'pending'
+           AND old.lease_until <= i.now AND old.fingerprint = i.fingerprint))
+         RETURNING r.*
+       ), inserted AS (
+         INSERT INTO ${t} (${COLUMNS})
+         SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL, data,
+                now, now, now + ttl_ms
+         FROM i WHERE NOT EXISTS (SELECT 1 FROM old)
+         ON CONFLICT (key) DO NOTHING
+         RETURNING *
+       )
+       SELECT 'old' AS source, ${COLUMNS} FROM old
+       UNION ALL SELECT 'replaced', ${COLUMNS} FROM replaced
+       UNION ALL SELECT 'inserted', ${COLUMNS} FROM inserted`,
+      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, now],
+    );
+    const row = (source: string) => rows.find((r) => r.source === source);
+    const inserted = row("inserted");
+    if (inserted) return { status: "claimed", record: toRecord(inserted) };
+    const old = row("old");
+    if (!old) return undefined;
+    const previous = toRecord(old);
+    const replaced = row("replaced");
+    if (!replaced) return { status: "exists", record: previous };
+    return previous.expiresAt <= now
+      ? { status: "claimed", record: toRecord(replaced) }
+      : { status: "taken_over", record: toRecord(replaced), previous };
+  };
+
+  return {
+    claim: (key, input) =>
+      guard("claim", key, async () => {
+        await ready();
+        for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+          const result = await claimOnce(key, input, clock());
+          if (result) return result;
+        }
+        throw new StoreError(
+          "postgres",
+          "claim",
+          key,
+          `postgres store: claim of key ${JSON.stringify(key)} kept losing races with concurrent deletes; try again`,
+        );
+      }),
+    get: (key) =>
+      guard("get", key, async () => {
+        await ready();
+        const { rows } = await run(`SELECT ${COLUMNS} FROM ${t} WHERE key = $1 AND expires_at > $2`, [
+          key,
+          clock(),
+        ]);
+        return rows[0] && toRecord(rows[0]);
+      }),
+    update: (key, expect, patch) =>
+      guard("update", key, async () => {
+        await ready();
+        const values: unknown[] = [key, clock()];
+        const param = (value: unknown, type: string) => {
+          values.push(value);
+          return `$${values.length}::${type}`;
+        };
+        const sets = ["updated_at = $2"];
+        if (patch.state !== undefined) sets.push(`state = ${param(patch.state, "text")}`);
+        if (patch.token !== undefined) sets.push(`token = ${param(patch.token, "text")}`);
+        if (patch.leaseMs !== undefined) {
+          sets.push(
+            `lease_until = ${patch.leaseMs === null ? "NULL" : `$2 + ${param(patch.leaseMs, "bigint")}`}`,
+          );
+        }
+        if (patch.attempts !== undefined) sets.push(`attempts = ${param(patch.attempts, "integer")}`);
+        if (patch.result !== undefined) sets.push(`result = ${param(patch.result, "text")}`);
+        if (patch.data !== undefined) sets.push(`data = ${param(patch.data, "text")}`);
+        if (patch.ttlMs !== undefined) sets.push(`expires_at = $2 + ${param(patch.ttlMs, "bigint")}`);
+        const { rows } = await run(
+          `UPDATE ${t} SET ${sets.join(", ")} WHERE key = $1 AND expires_at > $2::bigint${conditions(expect, param)}
+           RETURNING ${COLUMNS}`,
+          values,
+        );
+        return rows[0] && toRecord(rows[0]);
+      }),
+    delete: (key, expect) =>
+      guard("delete", key, async () => {
+        await ready();
+        const values: unknown[] = [key, clock()];
+        const param = (value: unknown, type: string) => {
+          values.push(value);
+          return `$${values.length}::${type}`;
+        };
+        const { rowCount } = await run(
+          `DELETE FROM ${t} WHERE key = $1 AND expires_at > $2::bigint${conditions(expect, param)}`,
+          values,
+        );
+        return (rowCount ?? 0) > 0;
+      }),
+    list: (query: ListQuery = {}) =>
+      guard("list", undefined, async () => {
+        await ready();
+        const { rows } = await run(
+          `SELECT ${COLUMNS} FROM ${t} WHERE expires_at > $1::bigint
+             AND ($2::text IS NULL OR (key >= $2 AND starts_with(key, $2)))
+             AND ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR key > $4)
+           ORDER BY key LIMIT $5::integer`,
+          [clock(), query.prefix ?? null, query.state ?? null, query.after ?? null, query.limit ?? 100],
+        );
+        return rows.map(toRecord);
+      }),
+    purge: ({ limit = 1000 } = {}) =>
+      guard("purge", undefined, async () => {
+        await ready();
+        // Bounded, and SKIP LOCKED so that a purge never waits on (or for) a claim replacing an expired row.
+        const { rowCount } = await run(
+          `DELETE FROM ${t} WHERE key IN (
+             SELECT key FROM ${t} WHERE expires_at <= $1::bigint LIMIT $2::integer FOR UPDATE SKIP LOCKED)`,
+          [clock(), limit],
+        );
+        return rowCount ?? 0;
+      }),
+    // The pool belongs to the caller, who ends it.
+    async close() {},
+  };
+}
+
+function conditions(expect: Expect, param: (value: unknown, type: string) => string): string {
+  let sql = "";
+  if (expect.token !== undefined) sql += ` AND token = ${param(expect.token, "text")}`;
+  if (expect.state !== undefined) sql += ` AND state = ${param(expect.state, "text")}`;
+  return sql;
+}
+
+function resolveOptions(options: PostgresStoreOptions) {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("postgresStore: options must be an object");
+  }
+  const { clock = Date.now, table = "idemkey_records", schema = "public" } = options;
+  if (typeof clock !== "function") {
+    throw new TypeError(
+      `postgresStore: options.clock must be a function returning epoch ms, got ${typeof clock}`,
+    );
+  }
+  checkIdentifier("postgresStore: options.table", table);
+  checkIdentifier("postgresStore: options.schema", schema);
+  return { clock, table, schema };
+}

@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, describe, expect, it } from "vitest";
+import { SchemaVersionError } from "../../src/errors/index.js";
+import { postgresStore } from "../../src/postgres/index.js";
+import { postgresService } from "../support/services.js";
+import { testStore } from "./contract.js";
+
+const service = await postgresService();
+const suffix = randomBytes(4).toString("hex");
+const table = `idemkey_test_${suffix}`;
+const schema = `idemkey_test_schema_${suffix}`;
+const pool = new pg.Pool({ connectionString: service.url, max: 8 });
+const single = new pg.Client({ connectionString: service.url });
+if (!service.skip) await single.connect();
+
+afterAll(async () => {
+  if (!service.skip) {
+    await single.end();
+    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_client", "${table}_race", "${table}_new"`);
+    await pool.query(`DELETE FROM idemkey_meta WHERE name LIKE $1`, [`${table}%`]);
+    await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }
+  await pool.end();
+});
+
+testStore("postgres (pg.Pool)", (clock) => postgresStore(pool, { clock, table }), { skip: service.skip });
+// Any client with query(text, values) fits; this one runs one query at a time on one connection, as PGlite does.
+let queue: Promise<unknown> = Promise.resolve();
+const oneConnection = {
+  query(text: string, values?: unknown[]) {
+    const run = queue.then(() => single.query(text, values));
+    queue = run.catch(() => {});
+    return run;
+  },
+};
+testStore("postgres (one connection)", (clock) => postgresStore(oneConnection, { clock, table: `${table}_client` }), {
+  skip: service.skip,
+});
+
+(service.skip ? describe.skip : describe)("postgresStore", () => {
+  const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
+
+  it("creates its table once, with a versioned schema, when many stores start together", async () => {
+    const name = `${table}_race`;
+    const stores = Array.from({ length: 6 }, () => postgresStore(pool, { table: name }));
+    await Promise.all(stores.map((store, i) => store.claim(`k${i}`, claimInput)));
+    const meta = await pool.query("SELECT version FROM idemkey_meta WHERE name = $1", [name]);
+    expect(meta.rows).toEqual([{ version: 1 }]);
+    const count = await pool.query(`SELECT count(*)::int AS n FROM "${name}"`);
+    expect(count.rows).toEqual([{ n: 6 }]);
+  });
+
+  it("keeps times as bigint epoch milliseconds from its clock", async () => {
+    const store = postgresStore(pool, { table, clock: () => 4_000_000_000_000 });
+    const { record } = await store.claim(`bigint:${suffix}`, claimInput);
+    expect(record).toMatchObject({ createdAt: 4_000_000_000_000, expiresAt: 4_000_000_060_000 });
+    const { rows } = await pool.query(
+      `SELECT pg_typeof(expires_at)::text AS type, expires_at::text AS raw FROM "${table}" WHERE key = $1`,
+      [`bigint:${suffix}`],
+    );
+    expect(rows).toEqual([{ type: "bigint", raw: "4000000060000" }]);
+  });
+
+  it("refuses a table whose schema version is newer than it understands", async () => {
+    const name = `${table}_new`;
+    await postgresStore(pool, { table: name }).get("k");
+    await pool.query("UPDATE idemkey_meta SET version = 7 WHERE name = $1", [name]);
+    const error = await postgresStore(pool, { table: name })
+      .get("k")
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(SchemaVersionError);
+    expect(error).toMatchObject({ table: `public.${name}`, found: 7, supported: 1 });
+  });
+
+  it("puts its tables in the configured schema", async () => {
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+    const store = postgresStore(pool, { schema, table: "records" });
+    await store.claim("k", claimInput);
+    const { rows } = await pool.query(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name",
+      [schema],
+    );
+    expect(rows.map((r) => r.table_name)).toEqual(["idemkey_meta", "records"]);
+  });
+
+  it("rejects bad arguments with a TypeError naming the option", () => {
+    expect(() => postgresStore(pool, { table: 'x"; DROP TABLE y; --' })).toThrow(/options\.table/);
+    expect(() => postgresStore(pool, { schema: "a.b" })).toThrow(/options\.schema/);
+    // @ts-expect-error: a clock must be a function
+    expect(() => postgresStore(pool, { clock: "now" })).toThrow(/options\.clock/);
+    // @ts-expect-error: not a client
+    expect(() => postgresStore({})).toThrow(/client must be/);
+  });
+});
