@@ -3,7 +3,7 @@ import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
 import { type Call, describeError, emit, planRetry, toolContext } from "./call.js";
-import { type LedgerData, withEvent } from "./ledger.js";
+import { decodeData, type LedgerData, withEvent } from "./ledger.js";
 import { hadNoEffect } from "./retry.js";
 import { Effect, type LedgerEvent } from "./types.js";
 
@@ -202,7 +202,7 @@ async function writeCompletion<A, R>(call: Call<A, R>, held: Held<A>, patch: Rec
     const late = await core.store.update(
       call.sk,
       { state: "outcome_unknown" },
-      { ...patch, data: withEvent(held.data, event) },
+      { ...patch, data: withEvent(decodeData(now), event) },
     );
     return late !== undefined;
   } catch {

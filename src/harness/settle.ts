@@ -16,11 +16,7 @@ import { Effect } from "./types.js";
  */
 export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   const { core, tool } = call;
-  const waiting = {
-    on: undefined as StoreRecord["state"] | undefined,
-    since: 0,
-    pauseMs: core.waitMinDelayMs,
-  };
+  const waiting: Waiting = { on: undefined, since: 0, pauseMs: core.waitMinDelayMs };
   for (;;) {
     call.signal?.throwIfAborted();
     const token = randomUUID();
@@ -59,14 +55,7 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
           record = await core.store.get(call.sk);
           continue;
         }
-        if (waiting.on !== undefined) {
-          emit(call, {
-            type: "waited",
-            attempt: record.attempts,
-            on: waiting.on as "pending" | "awaiting_approval",
-          });
-          waiting.on = undefined;
-        }
+        endWait(call, waiting, record.attempts);
         if (state === "completed") return replay(call, record);
         if (state === "denied") {
           const denial = lastEvent(decodeData(record), "denied");
@@ -83,6 +72,8 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
         // Someone else moved the record first: look again.
         record = await core.store.get(call.sk);
       }
+      // The record is gone or its lease lapsed: the next claim takes the key.
+      endWait(call, waiting, record?.attempts ?? 0);
     } catch (error) {
       // The claim was taken over while this call paused between attempts: look at the ledger anew.
       if (!(error instanceof ClaimLost)) throw error;
@@ -90,10 +81,18 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   }
 }
 
+type Waiting = { on: "pending" | "awaiting_approval" | undefined; since: number; pauseMs: number };
+
+function endWait<A, R>(call: Call<A, R>, waiting: Waiting, attempt: number): void {
+  if (waiting.on === undefined) return;
+  emit(call, { type: "waited", attempt, on: waiting.on });
+  waiting.on = undefined;
+}
+
 /** Pauses before the next look at a record that is pending elsewhere or awaiting approval; bounded by a timeout. */
 async function pause<A, R>(
   call: Call<A, R>,
-  waiting: { on: StoreRecord["state"] | undefined; since: number; pauseMs: number },
+  waiting: Waiting,
   state: "pending" | "awaiting_approval",
 ): Promise<void> {
   const { core } = call;
