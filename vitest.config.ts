@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // .ci/run reads the counts from the JSON report rather than from terminal output.
-    reporters: process.env.CI ? ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]] : ["default"],
+    reporters: process.env.CI
+      ? ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]]
+      : ["default"],
   },
 });

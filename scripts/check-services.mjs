@@ -1,6 +1,7 @@
 // Used by .ci/run: PostgreSQL and Redis must answer before the tests, which fail under CI=true when they don't.
-import pg from "pg";
+
 import Redis from "ioredis";
+import pg from "pg";
 
 const pgUrl = process.env.IDEMKEY_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const redisUrl = process.env.IDEMKEY_REDIS_URL ?? "redis://127.0.0.1:6379";
