@@ -17,10 +17,8 @@ export function testClock(start = 1_700_000_000_000): TestClock {
   return clock;
 }
 
-export interface StoreFactory {
-  /** Makes a store on the given clock; each call may share the backing engine, keys are unique per test. */
-  (clock: TestClock): Store | Promise<Store>;
-}
+/** Makes a store on the given clock; each call may share the backing engine, keys are unique per test. */
+export type StoreFactory = (clock: TestClock) => Store | Promise<Store>;
 
 /**
  * The one suite every store passes unchanged (memory, SQLite, PostgreSQL, Redis). A store that needs a server
