@@ -1,9 +1,13 @@
 export { ApprovalDeniedError } from "./approval-denied-error.js";
 export { CanonicalizationError } from "./canonicalization-error.js";
+export { HttpStatusError, type HttpStatusErrorOptions } from "./http-status-error.js";
 export { IdemkeyError } from "./idemkey-error.js";
 export { IdempotencyConflictError } from "./idempotency-conflict-error.js";
+export { LeaseLostError } from "./lease-lost-error.js";
 export { LedgerStateError } from "./ledger-state-error.js";
+export { NetworkError } from "./network-error.js";
 export { OutcomeUnknownError } from "./outcome-unknown-error.js";
+export { ResponseTooLargeError } from "./response-too-large-error.js";
 export { SchemaVersionError } from "./schema-version-error.js";
 export { StoreError } from "./store-error.js";
 export { ToolCallError, type ToolCallErrorOptions } from "./tool-call-error.js";

@@ -1,0 +1,134 @@
+import type { OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
+import type { RequestBody } from "../owner/fingerprint.js";
+import type { Lock } from "../owner/lock.js";
+import { headerPairs, keyFieldsOf } from "../owner/node-headers.js";
+import type { IdempotencyOptions } from "../owner/options.js";
+import type { OwnerResponse } from "../owner/problem.js";
+
+export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
+export { ProblemType } from "../owner/problem.js";
+
+/** The middleware, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). */
+export interface IdempotencyMiddleware extends RequestHandler {
+  purge(options?: PurgeOptions): Promise<number>;
+}
+
+/**
+ * Express middleware that makes POST and PATCH requests with an `Idempotency-Key` take effect once: the first runs
+ * the handler and its response is saved before it is sent, a retry gets the saved response with
+ * `Idempotent-Replayed: true`, a concurrent duplicate gets 409, the key reused for another request gets 422.
+ * Options are documented on `IdempotencyOptions`; `scope` receives the `Request`.
+ *
+ * Mount it after authentication and after the body parser (`express.json()`, `express.raw()`, ...): the request
+ * fingerprint uses `req.body` (a parsed object in canonical JSON form, a Buffer or string as bytes). When no parser
+ * ran, it reads the body itself and leaves it on `req.body` as a Buffer, as `express.raw()` would.
+ *
+ * Express gives middleware no way to tell a thrown error from a response, so `save` sees `threw: false`, and the
+ * status of what the error handler sent decides: 5xx releases the key, a 4xx from a thrown error is saved.
+ *
+ * @example app.post("/charges", express.json(), idempotency({ store, scope: (req) => req.user.account }), createCharge)
+ */
+export function idempotency(options: IdempotencyOptions<Request>): IdempotencyMiddleware {
+  const engine = idempotencyEngine(options);
+
+  async function idempotency(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const decision = await engine.begin({
+        method: req.method,
+        target: req.originalUrl,
+        keyFields: keyFieldsOf(req),
+        contentType: req.headers["content-type"],
+        body: () => requestBody(req),
+        request: req,
+      });
+      if (decision.action === "pass") return next();
+      if (decision.action === "respond") return send(res, decision.response);
+      capture(res, decision.lock);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  }
+
+  return Object.assign(idempotency, { purge: engine.purge });
+}
+
+async function requestBody(req: Request): Promise<RequestBody> {
+  if (req.body !== undefined) return { parsed: req.body };
+  // Read by someone who left no `req.body` (a parser that found no body): there is nothing left to read.
+  if (req.readableEnded) return { bytes: new Uint8Array(0) };
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const bytes = Buffer.concat(chunks);
+  if (bytes.byteLength > 0) req.body = bytes;
+  return { bytes };
+}
+
+function send(res: Response, response: OwnerResponse): void {
+  res.statusCode = response.status;
+  for (const [name, value] of response.headers) res.appendHeader(name, value);
+  res.end(Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength));
+}
+
+type End = (this: Response, ...args: unknown[]) => Response;
+type Write = (this: Response, ...args: unknown[]) => boolean;
+type WriteHead = (this: Response, ...args: unknown[]) => Response;
+
+/**
+ * Copies what the handler writes (up to `maxResponseBytes`) and holds back `end` until the response is saved, so
+ * that a client which has seen the response always finds it saved when it retries.
+ */
+function capture(res: Response, lock: Lock): void {
+  const write = res.write as unknown as Write;
+  const end = res.end as unknown as End;
+  const writeHead = res.writeHead as unknown as WriteHead;
+  const chunks: Buffer[] = [];
+  const headArguments: OutgoingHttpHeaders[] = [];
+  let total = 0;
+
+  const copy = (chunk: unknown, encoding: unknown) => {
+    if (chunk === undefined || chunk === null || typeof chunk === "function") return;
+    const bytes =
+      typeof chunk === "string"
+        ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+        : Buffer.from(chunk as Uint8Array);
+    total += bytes.byteLength;
+    if (total <= lock.maxResponseBytes) chunks.push(bytes);
+    else chunks.length = 0;
+  };
+
+  res.writeHead = function (this: Response, ...args: unknown[]) {
+    const headers = args.find((arg, i) => i > 0 && typeof arg === "object" && arg !== null);
+    if (headers) headArguments.push(headerObject(headers));
+    return writeHead.apply(this, args);
+  } as unknown as Response["writeHead"];
+
+  res.write = function (this: Response, ...args: unknown[]) {
+    copy(args[0], args[1]);
+    return write.apply(this, args);
+  } as unknown as Response["write"];
+
+  res.end = function (this: Response, ...args: unknown[]) {
+    copy(args[0], args[1]);
+    res.write = write as unknown as Response["write"];
+    res.end = end as unknown as Response["end"];
+    res.writeHead = writeHead as unknown as Response["writeHead"];
+    const body = total <= lock.maxResponseBytes ? Buffer.concat(chunks, total) : undefined;
+    const headers = [...headerPairs(res.getHeaders()), ...headArguments.flatMap(headerPairs)];
+    void lock
+      .finish({ status: res.statusCode, headers, body, threw: false })
+      .then(() => end.apply(res, args));
+    return res;
+  } as unknown as Response["end"];
+}
+
+/** `writeHead` takes an object or a flat array of names and values. */
+function headerObject(headers: unknown): OutgoingHttpHeaders {
+  if (!Array.isArray(headers)) return headers as OutgoingHttpHeaders;
+  const out: OutgoingHttpHeaders = {};
+  for (let i = 0; i + 1 < headers.length; i += 2)
+    out[String(headers[i])] = headers[i + 1] as OutgoingHttpHeader;
+  return out;
+}

@@ -1,0 +1,166 @@
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
+import type { RequestBody } from "../owner/fingerprint.js";
+import type { Lock } from "../owner/lock.js";
+import { headerPairs, keyFieldsOf } from "../owner/node-headers.js";
+import type { IdempotencyOptions } from "../owner/options.js";
+import type { OwnerResponse } from "../owner/problem.js";
+import { concat } from "../owner/response-body.js";
+
+export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
+export { ProblemType } from "../owner/problem.js";
+
+/** The plugin, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). */
+export interface IdempotencyPlugin {
+  (fastify: FastifyInstance): Promise<void>;
+  purge(options?: PurgeOptions): Promise<number>;
+}
+
+interface RawBody {
+  chunks: Buffer[];
+  ended: boolean;
+}
+
+interface Running {
+  lock: Lock;
+  threw: boolean;
+}
+
+/**
+ * Fastify plugin that makes POST and PATCH requests with an `Idempotency-Key` take effect once: the first runs the
+ * handler and its response is saved before it is sent, a retry gets the saved response with
+ * `Idempotent-Replayed: true`, a concurrent duplicate gets 409, the key reused for another request gets 422.
+ * Options are documented on `IdempotencyOptions`; `scope` receives the `FastifyRequest`.
+ *
+ * Like a `fastify-plugin` plugin it is not encapsulated: its hooks apply to the routes of the context it is
+ * registered in, children included, so register it in the (sub)app whose routes it protects. It copies the raw
+ * body while Fastify parses it, and decides in `preHandler`, after validation and authentication hooks.
+ *
+ * @example await app.register(idempotency({ store, scope: (request) => request.user.account }))
+ */
+export function idempotency(options: IdempotencyOptions<FastifyRequest>): IdempotencyPlugin {
+  const engine = idempotencyEngine(options);
+  const rawBodies = new WeakMap<FastifyRequest, RawBody>();
+  const running = new WeakMap<FastifyRequest, Running>();
+
+  async function idempotency(fastify: FastifyInstance): Promise<void> {
+    fastify.addHook("preParsing", async (request, _reply, payload) => {
+      // Only a request with a key can need its body fingerprinted; the rest are not slowed down.
+      if (request.headers["idempotency-key"] === undefined) return payload;
+      const raw: RawBody = { chunks: [], ended: false };
+      rawBodies.set(request, raw);
+      const copy = new Transform({
+        transform(chunk: Buffer, _encoding, callback) {
+          raw.chunks.push(chunk);
+          callback(null, chunk);
+        },
+        flush(callback) {
+          raw.ended = true;
+          callback();
+        },
+      });
+      pipeline(payload, copy).catch(() => {
+        // The parser reading `copy` sees the same error and answers it.
+      });
+      return copy;
+    });
+
+    fastify.addHook("preHandler", async (request, reply) => {
+      const decision = await engine.begin({
+        method: request.method,
+        target: request.url,
+        keyFields: keyFieldsOf(request.raw),
+        contentType: request.headers["content-type"],
+        body: () => requestBody(request, rawBodies.get(request)),
+        request,
+      });
+      if (decision.action === "pass") return;
+      if (decision.action === "respond") return send(reply, decision.response);
+      running.set(request, { lock: decision.lock, threw: false });
+    });
+
+    // Runs before the error handler answers, and so before `onSend`.
+    fastify.addHook("onError", async (request) => {
+      const state = running.get(request);
+      if (state) state.threw = true;
+    });
+
+    fastify.addHook("onSend", async (request, reply, payload) => {
+      const state = running.get(request);
+      if (!state) return payload;
+      running.delete(request);
+      const { lock, threw } = state;
+      const captured = await capturePayload(payload, reply);
+      const body = captured.bytes.byteLength <= lock.maxResponseBytes ? captured.bytes : undefined;
+      await lock.finish({ status: captured.status, headers: captured.headers, body, threw });
+      return captured.payload;
+    });
+
+    // A response that bypassed `onSend` (an error handler that threw): the handler failed, release the key.
+    fastify.addHook("onResponse", async (request) => {
+      const state = running.get(request);
+      if (!state) return;
+      running.delete(request);
+      await state.lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
+    });
+  }
+
+  // What `fastify-plugin` sets: the hooks apply to the context that registers the plugin, not a child of it.
+  Object.assign(idempotency, {
+    [Symbol.for("skip-override")]: true,
+    [Symbol.for("fastify.display-name")]: "idemkey-idempotency",
+  });
+  return Object.assign(idempotency, { purge: engine.purge });
+}
+
+function requestBody(request: FastifyRequest, raw: RawBody | undefined): RequestBody {
+  if (raw?.ended)
+    return {
+      bytes: concat(
+        raw.chunks,
+        raw.chunks.reduce((n, c) => n + c.byteLength, 0),
+      ),
+    };
+  // A parser that did not read the stream (none ran: no body) leaves nothing copied.
+  if (request.body !== undefined && request.body !== null) return { parsed: request.body };
+  return { bytes: new Uint8Array(0) };
+}
+
+function send(reply: FastifyReply, response: OwnerResponse): FastifyReply {
+  reply.code(response.status);
+  const grouped = new Map<string, string[]>();
+  for (const [name, value] of response.headers) grouped.set(name, [...(grouped.get(name) ?? []), value]);
+  for (const [name, values] of grouped) reply.header(name, values.length === 1 ? values[0] : values);
+  return reply.send(Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength));
+}
+
+interface Captured {
+  bytes: Uint8Array;
+  status: number;
+  headers: [string, string][];
+  /** What to send on: the same payload, or the bytes of a stream that had to be read. */
+  payload: unknown;
+}
+
+async function capturePayload(payload: unknown, reply: FastifyReply): Promise<Captured> {
+  const status = reply.statusCode;
+  const headers = headerPairs(reply.getHeaders());
+  if (payload === undefined || payload === null)
+    return { bytes: new Uint8Array(0), status, headers, payload };
+  if (typeof payload === "string") return { bytes: Buffer.from(payload), status, headers, payload };
+  if (payload instanceof Uint8Array) return { bytes: payload, status, headers, payload };
+  if (Object.prototype.toString.call(payload) === "[object Response]") {
+    // Fastify sends a Fetch Response with its own status and headers.
+    const response = payload as Response;
+    const bytes = new Uint8Array(await response.clone().arrayBuffer());
+    return { bytes, status: response.status, headers: [...headers, ...response.headers], payload };
+  }
+  const stream = payload as Readable | ReadableStream<Uint8Array>;
+  const readable = "getReader" in stream ? Readable.fromWeb(stream as never) : stream;
+  const chunks: Buffer[] = [];
+  for await (const chunk of readable) chunks.push(Buffer.from(chunk as Uint8Array));
+  const bytes = Buffer.concat(chunks);
+  return { bytes, status, headers, payload: bytes };
+}

@@ -1,0 +1,193 @@
+import { HttpStatusError } from "../errors/http-status-error.js";
+import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+import { NetworkError } from "../errors/network-error.js";
+import { canonicalize } from "../key/canonicalize.js";
+import { parseRetryAfter } from "./retry-after.js";
+
+/** What `idempotentFetch` needs of the harness's tool context (`ToolContext`). */
+export interface KeyContext {
+  readonly idempotencyKey: string;
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** `RequestInit` whose `body` may also be a plain object or array, sent as canonical JSON. */
+export interface IdempotentRequestInit extends Omit<RequestInit, "body"> {
+  body?: RequestInit["body"] | Record<string, unknown> | readonly unknown[];
+}
+
+export type IdempotentFetch = (
+  input: string | URL | Request,
+  init: IdempotentRequestInit | undefined,
+  ctx: KeyContext,
+) => Promise<Response>;
+
+export interface IdempotentFetchOptions {
+  /**
+   * Sends the key as an RFC 8941 sf-string (`Idempotency-Key: "ab12..."`), the form the IETF draft specifies,
+   * instead of bare (`Idempotency-Key: ab12...`), which is what most servers expect. idemkey's middleware takes both.
+   * @default false
+   */
+  quoted?: boolean;
+  /**
+   * The longest `Retry-After` honoured, in milliseconds; a longer one is cut to this, so that an owner cannot park
+   * the agent for an hour.
+   * @default 60_000
+   */
+  maxRetryAfterMs?: number;
+  /**
+   * The `fetch` to wrap (a mock, undici's with a dispatcher, an instrumented one).
+   * @default globalThis.fetch, looked up on each call
+   */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+}
+
+/** Codes of failures before anything was sent: the owner cannot have done anything. */
+const NEVER_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/**
+ * Makes an `idempotentFetch` with these options, validated once.
+ *
+ * @example const fetchOnce = createIdempotentFetch({ quoted: true, maxRetryAfterMs: 10_000 });
+ */
+export function createIdempotentFetch(options: IdempotentFetchOptions = {}): IdempotentFetch {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("createIdempotentFetch(options) needs an options object");
+  }
+  const quoted = options.quoted ?? false;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+  const fetchImpl = options.fetch;
+  if (typeof quoted !== "boolean")
+    throw new TypeError(`options.quoted must be a boolean, got ${typeof quoted}`);
+  if (typeof maxRetryAfterMs !== "number" || !(maxRetryAfterMs >= 0)) {
+    throw new TypeError(`options.maxRetryAfterMs must be a number >= 0, got ${String(maxRetryAfterMs)}`);
+  }
+  if (fetchImpl !== undefined && typeof fetchImpl !== "function") {
+    throw new TypeError(`options.fetch must be a function, got ${typeof fetchImpl}`);
+  }
+
+  return async function idempotentFetch(input, init, ctx) {
+    const key = checkKey(ctx);
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    // The harness's key wins over one set by hand: the model must never choose or change it.
+    headers.set("idempotency-key", quoted ? `"${key.replace(/[\\"]/g, "\\$&")}"` : key);
+    let body = init?.body;
+    if (isJsonContainer(body)) {
+      body = canonicalize(body);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+    }
+    const signal = combine(init?.signal ?? undefined, ctx.signal);
+    const request: RequestInit = {
+      ...init,
+      headers,
+      body: body as RequestInit["body"],
+      signal: signal ?? null,
+    };
+
+    let response: Response;
+    try {
+      response = await (fetchImpl ?? globalThis.fetch)(input, request);
+    } catch (error) {
+      // An abort is the caller's decision, and a TypeError without a cause is a bad URL or init: pass them on.
+      if (signal?.aborted || (error instanceof TypeError && error.cause === undefined)) throw error;
+      throw networkError(error);
+    }
+    return classify(response, key, maxRetryAfterMs);
+  };
+}
+
+/**
+ * `fetch` for a `keyed` tool: sends `ctx.idempotencyKey` as the `Idempotency-Key` header (bare), passes
+ * `ctx.signal`, sends a plain-object or array `body` as RFC 8785 canonical JSON, and turns the answer into what
+ * the harness's retries understand. A 2xx or 3xx resolves with the `Response`. Otherwise it throws:
+ * - 409 (the key is in flight) and 5xx: `HttpStatusError`, retryable with the same key after its `Retry-After`;
+ * - 422 (the key was used for another request): `IdempotencyConflictError`, never retried;
+ * - any answer with `Idempotent-Replayed: true`: `HttpStatusError`, final (the first attempt's saved outcome);
+ * - other 4xx: `HttpStatusError`, final, with `noEffect` (408 and 429 are retryable);
+ * - no answer: `NetworkError`, retryable, with `noEffect` only when nothing can have been sent.
+ *
+ * @example
+ * const createCharge = defineTool({
+ *   name: "createCharge", effect: "keyed",
+ *   run: async (args, ctx) => (await idempotentFetch(`${api}/charges`, { method: "POST", body: args }, ctx)).json(),
+ * });
+ */
+export const idempotentFetch: IdempotentFetch = createIdempotentFetch();
+
+async function classify(response: Response, key: string, maxRetryAfterMs: number): Promise<Response> {
+  const { status } = response;
+  if (status < 400) return response;
+  const replayed = /^(?:true|\?1)$/i.test(response.headers.get("idempotent-replayed")?.trim() ?? "");
+  const retryAfterMs = parseRetryAfter(response.headers.get("retry-after"), maxRetryAfterMs);
+  const body = await response.text().catch(() => "");
+  const fail = (retryable: boolean, noEffect: boolean) =>
+    new HttpStatusError(response, body, { retryable, noEffect, replayed, retryAfterMs });
+  if (replayed) throw fail(false, false);
+  if (status === 422) {
+    throw new IdempotencyConflictError(
+      key,
+      `${response.url || "The owner"} answered 422: this Idempotency-Key was already used for a different request. ` +
+        "Retrying cannot help; call with the arguments that were meant, or a new key (another step).",
+      { cause: fail(false, true) },
+    );
+  }
+  if (status === 409) throw fail(true, false);
+  if (status >= 500) throw fail(true, false);
+  if (status === 408 || status === 429) throw fail(true, true);
+  throw fail(false, true);
+}
+
+function networkError(error: unknown): NetworkError {
+  const code = errorCode(error);
+  const noEffect = code !== undefined && NEVER_SENT.has(code);
+  const reason =
+    error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : "";
+  return new NetworkError(
+    `The request got no answer (${code ?? (reason || "network error")}); ` +
+      (noEffect ? "it was never sent." : "it may have taken effect: retry with the same key."),
+    code,
+    noEffect,
+    { cause: error },
+  );
+}
+
+/** The first system error code along the cause chain (undici nests it: TypeError -> Error { code }). */
+function errorCode(error: unknown): string | undefined {
+  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 5; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    const nested = (e as { errors?: unknown }).errors;
+    if (Array.isArray(nested) && nested.length > 0) e = nested[0];
+    else e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function checkKey(ctx: KeyContext): string {
+  if (typeof ctx !== "object" || ctx === null) {
+    throw new TypeError("idempotentFetch(input, init, ctx) needs the tool context as ctx");
+  }
+  const key = ctx.idempotencyKey;
+  if (typeof key !== "string" || key.length === 0 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
+    throw new TypeError("ctx.idempotencyKey must be 1 to 255 printable ASCII characters (the harness's key)");
+  }
+  return key;
+}
+
+function isJsonContainer(body: unknown): body is Record<string, unknown> | unknown[] {
+  if (typeof body !== "object" || body === null) return false;
+  if (Array.isArray(body)) return true;
+  const proto = Object.getPrototypeOf(body);
+  return proto === Object.prototype || proto === null;
+}
+
+function combine(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (!a || !b || a === b) return a ?? b;
+  return AbortSignal.any([a, b]);
+}

@@ -1,0 +1,11 @@
+export { HttpStatusError } from "../errors/http-status-error.js";
+export { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+export { NetworkError } from "../errors/network-error.js";
+export {
+  createIdempotentFetch,
+  type IdempotentFetch,
+  type IdempotentFetchOptions,
+  type IdempotentRequestInit,
+  idempotentFetch,
+  type KeyContext,
+} from "./idempotent-fetch.js";

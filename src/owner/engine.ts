@@ -1,0 +1,194 @@
+import { randomUUID } from "node:crypto";
+import { sha256Hex } from "../key/idempotency-key.js";
+import { type RequestBody, requestFingerprint } from "./fingerprint.js";
+import { parseKeyHeader } from "./key-header.js";
+import { type Lock, startLock } from "./lock.js";
+import { type IdempotencyOptions, type ResolvedOptions, resolveOptions } from "./options.js";
+import { type OwnerResponse, ProblemType, problem } from "./problem.js";
+import { decodeSaved } from "./saved-response.js";
+
+/** One request as an adapter describes it to the engine. */
+export interface EngineRequest<Req> {
+  readonly method: string;
+  /** The path and query string, as the client sent them. */
+  readonly target: string;
+  /** The `Idempotency-Key` field values, one per field line (or joined by a comma, as Fetch `Headers` join them). */
+  readonly keyFields: readonly string[] | undefined;
+  readonly contentType: string | undefined;
+  /** Read only for a covered request with a key. */
+  readonly body: () => RequestBody | Promise<RequestBody>;
+  /** The framework's request, passed to `scope`. */
+  readonly request: Req;
+}
+
+export type Decision =
+  /** Not covered (another method, or no key where none is required): run the handler as if there were no middleware. */
+  | { readonly action: "pass" }
+  /** Answer with this and do not run the handler: a problem, or a saved response (`replayed`). */
+  | { readonly action: "respond"; readonly response: OwnerResponse; readonly replayed: boolean }
+  /** This request holds the key: run the handler, then `lock.finish` with its response. */
+  | { readonly action: "run"; readonly lock: Lock };
+
+export interface PurgeOptions {
+  /** How many expired records one store call removes. @default 1000 */
+  batchSize?: number;
+}
+
+export interface IdempotencyEngine<Req> {
+  /** Decides what to do with a request; throws only what `scope` or reading the body threw. */
+  begin(request: EngineRequest<Req>): Promise<Decision>;
+  /**
+   * Removes every expired record from the store, `batchSize` at a time, and returns how many. Run it from a timer
+   * or a cron job; expired records are ignored anyway, this only reclaims their space. It purges the whole store,
+   * harness records included, which is safe: only expired records go.
+   */
+  purge(options?: PurgeOptions): Promise<number>;
+}
+
+const PASS: Decision = { action: "pass" };
+
+/**
+ * The framework-agnostic Idempotency-Key engine behind `idemkey/hono`, `idemkey/express` and `idemkey/fastify`,
+ * for writing an adapter for another framework. Options are those of `idempotency()`.
+ */
+export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): IdempotencyEngine<Req> {
+  const resolved = resolveOptions(options);
+  const { store, methods, required, leaseMs, retentionMs } = resolved;
+  const retryAfter: [string, string] = ["retry-after", String(resolved.retryAfterSeconds)];
+
+  return {
+    async begin(request) {
+      const method = request.method.toUpperCase();
+      if (!methods.has(method)) return PASS;
+      const header = parseKeyHeader(request.keyFields);
+      if (!header.ok) {
+        if (header.reason === "missing") {
+          if (!required) return PASS;
+          return respond(
+            problem(
+              ProblemType.keyMissing,
+              "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each " +
+                "operation, and the same value when you retry it.",
+            ),
+          );
+        }
+        return respond(
+          problem(
+            ProblemType.keyInvalid,
+            `${header.detail} Send one key of 1 to 255 printable ASCII characters, bare or as a quoted string.`,
+          ),
+        );
+      }
+      const { key } = header;
+      const scope = await resolved.scope(request.request);
+      if (typeof scope !== "string") {
+        throw new TypeError(
+          `options.scope must return a string, got ${scope === null ? "null" : typeof scope}`,
+        );
+      }
+      const fingerprint = requestFingerprint(
+        method,
+        request.target,
+        request.contentType,
+        await request.body(),
+      );
+      const recordKey = storeKey(scope, key);
+      const token = randomUUID();
+      const data = JSON.stringify({ scope, key, method, target: request.target });
+
+      let claim: Awaited<ReturnType<typeof store.claim>>;
+      try {
+        claim = await store.claim(recordKey, { fingerprint, token, leaseMs, ttlMs: retentionMs, data });
+      } catch (error) {
+        report(error, scope, key);
+        return unavailable();
+      }
+      if (claim.status !== "exists") {
+        return {
+          action: "run",
+          lock: startLock(resolved as ResolvedOptions<never>, recordKey, token, scope, key),
+        };
+      }
+
+      const { record } = claim;
+      if (record.fingerprint !== fingerprint) {
+        return respond(
+          problem(
+            ProblemType.keyReused,
+            "This Idempotency-Key was already used for a different request (another method, path or body). " +
+              "Retry the original request unchanged, or send this one with a new key.",
+          ),
+        );
+      }
+      if (record.state !== "completed") {
+        return respond(
+          problem(
+            ProblemType.keyInFlight,
+            "A request with this Idempotency-Key is still being processed. Retry the same request with the same " +
+              "key after the Retry-After delay to get its result.",
+            [retryAfter],
+          ),
+        );
+      }
+      let saved: ReturnType<typeof decodeSaved>;
+      try {
+        saved = decodeSaved(record.result);
+      } catch (error) {
+        report(error, scope, key);
+        return unavailable();
+      }
+      const response = saved.saved
+        ? saved.response
+        : problem(
+            ProblemType.responseNotSaved,
+            `The request with this Idempotency-Key was processed (status ${saved.status}), but its response was ` +
+              "too large to be saved, so it cannot be replayed. Do not send it again: look up its result instead.",
+          );
+      return {
+        action: "respond",
+        replayed: true,
+        response: { ...response, headers: [...response.headers, ["idempotent-replayed", "true"]] },
+      };
+    },
+
+    async purge({ batchSize = 1000 }: PurgeOptions = {}) {
+      if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
+        throw new TypeError(`options.batchSize must be a positive integer, got ${String(batchSize)}`);
+      }
+      let total = 0;
+      for (;;) {
+        const removed = await store.purge({ limit: batchSize });
+        total += removed;
+        if (removed < batchSize) return total;
+      }
+    },
+  };
+
+  function report(error: unknown, scope: string, key: string): void {
+    try {
+      resolved.onError({ error, phase: "claim", scope, key });
+    } catch {
+      // The client gets its 503 whatever the hook does.
+    }
+  }
+
+  function unavailable(): Decision {
+    return respond(
+      problem(
+        ProblemType.storeUnavailable,
+        "The server could not check this Idempotency-Key, so it did not process the request. Retry with the same " +
+          "key after the Retry-After delay.",
+        [retryAfter],
+      ),
+    );
+  }
+}
+
+/** The record's identity is (scope, key); JSON keeps the pair unambiguous and the hash bounds its length. */
+export function storeKey(scope: string, key: string): string {
+  return `http:${sha256Hex(JSON.stringify([scope, key]))}`;
+}
+
+function respond(response: OwnerResponse): Decision {
+  return { action: "respond", response, replayed: false };
+}

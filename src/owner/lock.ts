@@ -1,0 +1,128 @@
+import { LeaseLostError } from "../errors/lease-lost-error.js";
+import { ResponseTooLargeError } from "../errors/response-too-large-error.js";
+import type { ResolvedOptions } from "./options.js";
+import type { OwnerResponse } from "./problem.js";
+import { encodeNotSaved, encodeSaved } from "./saved-response.js";
+
+/** The response a handler produced, as an adapter captured it. */
+export interface HandlerResponse {
+  readonly status: number;
+  /** Every response header; only the kept ones are saved. */
+  readonly headers: Iterable<readonly [string, string]>;
+  /** The body, or `undefined` when it was larger than `maxResponseBytes` (the adapter stops copying it then). */
+  readonly body: Uint8Array | undefined;
+  readonly threw: boolean;
+}
+
+/**
+ * The hold one request has on its key while its handler runs. The adapter calls `finish` exactly once, with the
+ * response (saved or released per `save`); until then the lease is renewed in the background.
+ */
+export interface Lock {
+  readonly scope: string;
+  readonly key: string;
+  /** The adapter may stop copying a response body beyond this many bytes. */
+  readonly maxResponseBytes: number;
+  /** Saves the response or releases the key; never throws (failures go to `onError`). */
+  finish(response: HandlerResponse): Promise<void>;
+}
+
+export function startLock(
+  options: ResolvedOptions<never>,
+  recordKey: string,
+  token: string,
+  scope: string,
+  key: string,
+): Lock {
+  const { store, leaseMs, retentionMs, onError } = options;
+  let lost = false;
+  let finished = false;
+  let renewing = false;
+
+  const report = (phase: "renew" | "save" | "release", error: unknown) => {
+    try {
+      onError({ error, phase, scope, key });
+    } catch {
+      // A failing error hook must not turn a finished request into an unhandled rejection.
+    }
+  };
+
+  const renew = async () => {
+    if (renewing || finished || lost) return;
+    renewing = true;
+    try {
+      const renewed = await store.update(
+        recordKey,
+        { token, state: "pending" },
+        { leaseMs, ttlMs: retentionMs },
+      );
+      if (!renewed && !finished) {
+        lost = true;
+        clearInterval(timer);
+        report("renew", new LeaseLostError(key));
+      }
+    } catch (error) {
+      report("renew", error);
+    } finally {
+      renewing = false;
+    }
+  };
+  const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
+  // A renewal timer must not keep a process alive that is otherwise done.
+  timer.unref();
+
+  const complete = async (result: string) => {
+    try {
+      const saved = await store.update(
+        recordKey,
+        { token, state: "pending" },
+        { state: "completed", token: null, leaseMs: null, result, ttlMs: retentionMs },
+      );
+      if (!saved && !lost) report("save", new LeaseLostError(key));
+    } catch (error) {
+      report("save", error);
+    }
+  };
+
+  return {
+    scope,
+    key,
+    maxResponseBytes: options.maxResponseBytes,
+    async finish(response) {
+      if (finished) return;
+      finished = true;
+      clearInterval(timer);
+      const { status, threw, body } = response;
+      if (!options.save({ status, threw })) {
+        try {
+          await store.delete(recordKey, { token });
+        } catch (error) {
+          // The key stays blocked until its lease runs out; then a retry takes it over.
+          report("release", error);
+        }
+        return;
+      }
+      if (body === undefined || body.byteLength > options.maxResponseBytes) {
+        // The effect happened: mark the key done rather than release it, so that a retry does not repeat it.
+        await complete(encodeNotSaved(status, "too_large"));
+        report("save", new ResponseTooLargeError(key, status, options.maxResponseBytes));
+        return;
+      }
+      await complete(encodeSaved(keptResponse(options, status, response.headers, body)));
+    },
+  };
+}
+
+function keptResponse(
+  options: ResolvedOptions<never>,
+  status: number,
+  headers: Iterable<readonly [string, string]>,
+  body: Uint8Array,
+): OwnerResponse {
+  const kept: [string, string][] = [];
+  for (const [name, value] of headers) {
+    const lower = name.toLowerCase();
+    if (options.keepHeaders.has(lower)) kept.push([lower, value]);
+  }
+  return { status, headers: kept, body };
+}

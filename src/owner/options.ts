@@ -1,0 +1,210 @@
+import type { Store } from "../store/types.js";
+
+/** What the handler produced, as the `save` hook sees it. */
+export interface SaveOutcome {
+  /** The response status. */
+  readonly status: number;
+  /** Whether the handler threw (Hono and Fastify report this; Express cannot tell a thrown error from a response). */
+  readonly threw: boolean;
+}
+
+/** Something went wrong that the client cannot be told about: the response was already decided. */
+export interface IdempotencyErrorEvent {
+  readonly error: unknown;
+  /** Where it happened: taking the key, renewing its lease, saving the response, or releasing the key. */
+  readonly phase: "claim" | "renew" | "save" | "release";
+  readonly scope: string;
+  readonly key: string;
+}
+
+/**
+ * The options of `idempotency()` from `idemkey/hono`, `idemkey/express` and `idemkey/fastify`: the same for all
+ * three. `Req` is the framework's request: Hono's `Context`, Express's `Request`, Fastify's `FastifyRequest`.
+ *
+ * @example
+ * app.use("/v1/*", idempotency({ store: sqliteStore({ path: "idem.db" }), scope: (c) => c.get("accountId") }));
+ */
+export interface IdempotencyOptions<Req> {
+  /**
+   * Where the keys and saved responses live: any idemkey store (memory, SQLite, PostgreSQL, Redis). Records go
+   * under the `http:` prefix, so the harness can share the store. Use a store every instance of the service
+   * reaches (not `memoryStore()` when there are several processes), or two instances can run the same key.
+   */
+  store: Store;
+  /**
+   * Names the caller, so that keys are per caller: the record's identity is (scope, key), and one caller can never
+   * see, replay or block another's response. Return the authenticated account, tenant or API client id, never
+   * something the client can choose freely. It may be async; a throw goes to the framework's error handling.
+   *
+   * The default is one global scope, which is only right for a single tenant (one client, or a service whose
+   * callers all trust one another): with it, any caller that sends another's key gets that caller's saved
+   * response, or a 409/422 that blocks them. Set it whenever the service has more than one caller.
+   * @default () => "" (global)
+   * @example scope: (c) => c.get("accountId")
+   */
+  scope?: (request: Req) => string | Promise<string>;
+  /**
+   * The request methods that take a key. Others pass through untouched.
+   * @default ["POST", "PATCH"]
+   */
+  methods?: readonly string[];
+  /**
+   * Whether a covered request without an `Idempotency-Key` is refused with 400. When `false` it passes through
+   * untouched, without any protection. A malformed key is refused either way.
+   * @default true
+   */
+  required?: boolean;
+  /**
+   * How long a running request holds its key, in milliseconds. The lease is renewed every third of it while the
+   * handler runs, so it only matters when the process dies: the key is then blocked (409) for at most this long,
+   * after which a retry takes it over and runs the handler again. Keep it well above a store round trip.
+   * @default 30_000
+   */
+  leaseMs?: number;
+  /**
+   * How long a saved response is kept and replayed, in milliseconds, from when it was saved. After it the key is
+   * free again: the same request runs the handler again. Purge expired records with `purge()`.
+   * @default 86_400_000 (24 hours)
+   */
+  retentionMs?: number;
+  /**
+   * The largest response body that is saved, in bytes. A larger one is sent to its client, but not saved: the key is
+   * marked done without a response, later retries get a 500 problem saying so, and `onError` receives a
+   * `ResponseTooLargeError`. Nothing is ever half-saved.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxResponseBytes?: number;
+  /**
+   * Response headers saved and replayed besides `content-type`, `content-language`, `content-disposition`,
+   * `content-location` and `location`, which always are. Names are case-insensitive.
+   * @default []
+   * @example keepHeaders: ["x-request-cost", "link"]
+   */
+  keepHeaders?: readonly string[];
+  /**
+   * Decides whether a response is saved (and replayed to retries) or the key is released so that a retry runs the
+   * handler again. Return `undefined` for the default: save unless the status is 5xx or the handler threw.
+   * @default ({ status, threw }) => status < 500 && !threw
+   */
+  save?: (outcome: SaveOutcome) => boolean | undefined;
+  /**
+   * The `Retry-After` (seconds) sent with 409 (key in flight) and 503 (store unavailable).
+   * @default 1
+   */
+  retryAfterSeconds?: number;
+  /**
+   * Told about failures that happen once the answer is decided: a store error (the client got a 503, or its
+   * response was sent but not saved), a lease lost to another request, a response too large to save.
+   * @default logs with console.error
+   */
+  onError?: (event: IdempotencyErrorEvent) => void;
+}
+
+export interface ResolvedOptions<Req> {
+  readonly store: Store;
+  readonly scope: (request: Req) => string | Promise<string>;
+  readonly methods: ReadonlySet<string>;
+  readonly required: boolean;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly maxResponseBytes: number;
+  readonly keepHeaders: ReadonlySet<string>;
+  readonly save: (outcome: SaveOutcome) => boolean;
+  readonly retryAfterSeconds: number;
+  readonly onError: (event: IdempotencyErrorEvent) => void;
+}
+
+export const DEFAULT_METHODS = ["POST", "PATCH"] as const;
+export const DEFAULT_LEASE_MS = 30_000;
+export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const ALWAYS_KEPT_HEADERS = [
+  "content-type",
+  "content-language",
+  "content-disposition",
+  "content-location",
+  "location",
+] as const;
+
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const STORE_METHODS = ["claim", "update", "delete", "purge"] as const;
+
+const defaultSave = ({ status, threw }: SaveOutcome) => status < 500 && !threw;
+
+/** Validates and copies the options once, at factory time; the caller's object is never written to. */
+export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedOptions<Req> {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError("idempotency(options) needs an options object with at least `store`");
+  }
+  const { store, scope, methods, required, leaseMs, retentionMs, maxResponseBytes, keepHeaders, save } =
+    options;
+  const { retryAfterSeconds, onError } = options;
+
+  if (
+    typeof store !== "object" ||
+    store === null ||
+    STORE_METHODS.some((m) => typeof store[m] !== "function")
+  ) {
+    throw new TypeError(
+      "options.store must be an idemkey Store (memoryStore(), sqliteStore(), ...) with claim, update, delete and purge",
+    );
+  }
+  if (scope !== undefined && typeof scope !== "function") {
+    throw new TypeError(`options.scope must be a function (request) => string, got ${typeof scope}`);
+  }
+  if (required !== undefined && typeof required !== "boolean") {
+    throw new TypeError(`options.required must be a boolean, got ${typeof required}`);
+  }
+  if (save !== undefined && typeof save !== "function") {
+    throw new TypeError(`options.save must be a function, got ${typeof save}`);
+  }
+  if (onError !== undefined && typeof onError !== "function") {
+    throw new TypeError(`options.onError must be a function, got ${typeof onError}`);
+  }
+
+  return {
+    store,
+    scope: scope ?? (() => ""),
+    methods: new Set(nameList("methods", methods ?? DEFAULT_METHODS, true).map((m) => m.toUpperCase())),
+    required: required ?? true,
+    leaseMs: positiveInteger("leaseMs", leaseMs, DEFAULT_LEASE_MS),
+    retentionMs: positiveInteger("retentionMs", retentionMs, DEFAULT_RETENTION_MS),
+    maxResponseBytes: positiveInteger("maxResponseBytes", maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES),
+    keepHeaders: new Set([
+      ...ALWAYS_KEPT_HEADERS,
+      ...nameList("keepHeaders", keepHeaders ?? [], false).map((h) => h.toLowerCase()),
+    ]),
+    save: save ? (outcome) => save(outcome) ?? defaultSave(outcome) : defaultSave,
+    retryAfterSeconds: positiveInteger("retryAfterSeconds", retryAfterSeconds, 1),
+    onError: onError ?? logError,
+  };
+}
+
+function positiveInteger(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
+    throw new TypeError(`options.${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function nameList(name: string, value: unknown, nonEmpty: boolean): string[] {
+  if (!Array.isArray(value) || (nonEmpty && value.length === 0)) {
+    throw new TypeError(`options.${name} must be ${nonEmpty ? "a non-empty" : "an"} array of names`);
+  }
+  return value.map((item, i) => {
+    if (typeof item !== "string" || !TOKEN.test(item)) {
+      throw new TypeError(
+        `options.${name}[${i}] must be an HTTP token such as "POST", got ${JSON.stringify(item)}`,
+      );
+    }
+    return item;
+  });
+}
+
+function logError({ error, phase, scope, key }: IdempotencyErrorEvent): void {
+  console.error(
+    `idemkey: ${phase} failed for Idempotency-Key ${JSON.stringify(key)} (scope ${JSON.stringify(scope)})`,
+    error,
+  );
+}

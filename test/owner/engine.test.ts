@@ -1,0 +1,219 @@
+import { describe, expect, it, vi } from "vitest";
+import { idempotencyEngine, storeKey } from "../../src/owner/engine.js";
+import { requestFingerprint } from "../../src/owner/fingerprint.js";
+import { parseKeyHeader } from "../../src/owner/key-header.js";
+import { type IdempotencyOptions, resolveOptions } from "../../src/owner/options.js";
+import { decodeSaved, encodeNotSaved, encodeSaved } from "../../src/owner/saved-response.js";
+import { memoryStore } from "../../src/store/memory.js";
+
+const bytes = (text: string) => ({ bytes: new TextEncoder().encode(text) });
+
+describe("parseKeyHeader", () => {
+  it.each([
+    [["abc"], "abc"],
+    [['"abc"'], "abc"],
+    [[' "a b" '], "a b"],
+    [['"a\\"b\\\\c"'], 'a"b\\c'],
+    [['a"b'], 'a"b'],
+    [["x".repeat(255)], "x".repeat(255)],
+    [['"a,b"'], "a,b"],
+  ])("reads %j as %j", (fields, key) => {
+    expect(parseKeyHeader(fields)).toEqual({ ok: true, key });
+  });
+
+  it.each([
+    [[""], /empty/],
+    [['""'], /empty/],
+    [["x".repeat(256)], /256 characters/],
+    [["a", "b"], /more than once/],
+    [["a, b"], /comma/],
+    [['"a", "b"'], /more than once/],
+    [['"abc'], /closing quote/],
+    [['"abc";p=1'], /parameters/],
+    [['"a\\b"'], /backslash/],
+    [["caf\u00e9"], /printable ASCII at position 3/],
+    [["a\u0001"], /printable ASCII/],
+  ])("refuses %j", (fields, detail) => {
+    const parsed = parseKeyHeader(fields);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      expect(parsed.reason).toBe("invalid");
+      expect(parsed.detail).toMatch(detail);
+    }
+  });
+
+  it("tells a missing key from an invalid one", () => {
+    expect(parseKeyHeader(undefined)).toMatchObject({ ok: false, reason: "missing" });
+    expect(parseKeyHeader([])).toMatchObject({ ok: false, reason: "missing" });
+  });
+});
+
+describe("requestFingerprint", () => {
+  const json = "application/json";
+
+  it("hashes a JSON body in canonical form, so member order and whitespace do not matter", () => {
+    const a = requestFingerprint("POST", "/c", json, bytes('{"a":1,"b":[1,2]}'));
+    expect(
+      requestFingerprint("post", "/c", "application/json; charset=utf-8", bytes('{ "b": [1, 2], "a": 1.0 }')),
+    ).toBe(a);
+    expect(requestFingerprint("POST", "/c", "application/vnd.api+json", bytes('{"b":[1,2],"a":1}'))).toBe(a);
+    expect(requestFingerprint("POST", "/c", json, { parsed: { b: [1, 2], a: 1 } })).toBe(a);
+    expect(requestFingerprint("POST", "/c", json, bytes('{"a":1,"b":[2,1]}'))).not.toBe(a);
+  });
+
+  it("hashes any other body, and JSON that does not parse, as raw bytes", () => {
+    const text = requestFingerprint("POST", "/c", "text/plain", bytes('{"a":1}'));
+    expect(text).not.toBe(requestFingerprint("POST", "/c", "text/plain", bytes('{ "a":1}')));
+    expect(requestFingerprint("POST", "/c", json, bytes("{not json"))).toBe(
+      requestFingerprint("POST", "/c", "text/plain", bytes("{not json")),
+    );
+    expect(requestFingerprint("POST", "/c", undefined, { parsed: Buffer.from("raw") })).toBe(
+      requestFingerprint("POST", "/c", undefined, bytes("raw")),
+    );
+  });
+
+  it("tells apart method, target and body however their bytes could be split", () => {
+    const prints = new Set([
+      requestFingerprint("POST", "/c", "text/plain", bytes("x")),
+      requestFingerprint("PATCH", "/c", "text/plain", bytes("x")),
+      requestFingerprint("POST", "/cx", "text/plain", bytes("")),
+      requestFingerprint("POST", "/c?x", "text/plain", bytes("")),
+      requestFingerprint("POST", "/c", "text/plain", bytes("")),
+      requestFingerprint("POST", "/c", json, bytes('"x"')),
+      requestFingerprint("POST", "/c", "text/plain", bytes('"x"')),
+    ]);
+    expect(prints.size).toBe(7);
+  });
+});
+
+describe("saved responses", () => {
+  it("keeps UTF-8 bodies as text and other bytes as base64, exactly", () => {
+    for (const body of [new TextEncoder().encode('\ufeff{"é":1}'), new Uint8Array([0xff, 0x00, 0xfe])]) {
+      const text = encodeSaved({ status: 201, headers: [["location", "/x"]], body });
+      const decoded = decodeSaved(text);
+      expect(decoded).toEqual({
+        saved: true,
+        response: { status: 201, headers: [["location", "/x"]], body },
+      });
+    }
+    expect(JSON.parse(encodeSaved({ status: 200, headers: [], body: new Uint8Array([0xff]) })).encoding).toBe(
+      "base64",
+    );
+    expect(decodeSaved(encodeNotSaved(201, "too_large"))).toEqual({
+      saved: false,
+      status: 201,
+      reason: "too_large",
+    });
+    expect(() => decodeSaved('{"v":9}')).toThrow(/format/);
+  });
+});
+
+describe("options", () => {
+  const store = memoryStore();
+
+  it.each([
+    [{}, /options\.store/],
+    [{ store: {} }, /options\.store/],
+    [{ store, scope: "account" }, /options\.scope/],
+    [{ store, methods: [] }, /options\.methods/],
+    [{ store, methods: ["PO ST"] }, /options\.methods\[0\]/],
+    [{ store, required: "yes" }, /options\.required/],
+    [{ store, leaseMs: 0 }, /options\.leaseMs/],
+    [{ store, retentionMs: 1.5 }, /options\.retentionMs/],
+    [{ store, maxResponseBytes: -1 }, /options\.maxResponseBytes/],
+    [{ store, keepHeaders: ["x-ok", "bad header"] }, /options\.keepHeaders\[1\]/],
+    [{ store, save: true }, /options\.save/],
+    [{ store, retryAfterSeconds: 0 }, /options\.retryAfterSeconds/],
+    [{ store, onError: "log" }, /options\.onError/],
+  ])("refuses %j with a TypeError naming the option", (options, message) => {
+    expect(() => idempotencyEngine(options as unknown as IdempotencyOptions<unknown>)).toThrow(TypeError);
+    expect(() => idempotencyEngine(options as unknown as IdempotencyOptions<unknown>)).toThrow(message);
+  });
+
+  it("resolves defaults on a copy and never writes to the caller's object", () => {
+    const methods = ["post", "put"];
+    const options = Object.freeze({
+      store,
+      methods: Object.freeze(methods),
+      keepHeaders: Object.freeze(["X-Cost"]),
+    });
+    const resolved = resolveOptions(options);
+    expect([...resolved.methods]).toEqual(["POST", "PUT"]);
+    expect(resolved.keepHeaders.has("x-cost")).toBe(true);
+    expect(resolved.keepHeaders.has("location")).toBe(true);
+    expect(resolved).toMatchObject({ leaseMs: 30_000, retentionMs: 86_400_000, maxResponseBytes: 1_048_576 });
+    expect(resolved.save({ status: 201, threw: false })).toBe(true);
+    expect(resolved.save({ status: 500, threw: false })).toBe(false);
+    expect(resolved.save({ status: 201, threw: true })).toBe(false);
+    expect(methods).toEqual(["post", "put"]);
+  });
+});
+
+describe("the engine", () => {
+  const request = (overrides: Record<string, unknown> = {}) => ({
+    method: "POST",
+    target: "/c",
+    keyFields: ["k"],
+    contentType: "application/json",
+    body: () => bytes("{}"),
+    request: {},
+    ...overrides,
+  });
+
+  it("refuses a scope that does not return a string", async () => {
+    const engine = idempotencyEngine({ store: memoryStore(), scope: () => 42 as unknown as string });
+    await expect(engine.begin(request())).rejects.toThrow(/options\.scope must return a string/);
+  });
+
+  it("keys records by (scope, key) under http:, unambiguously", () => {
+    expect(storeKey("a", "bc")).toMatch(/^http:[0-9a-f]{64}$/);
+    expect(storeKey("a", "bc")).not.toBe(storeKey("ab", "c"));
+    expect(storeKey("", "k")).toBe(storeKey("", "k"));
+  });
+
+  it("renews the lease of a running handler, and does not read the body of a request it does not cover", async () => {
+    const store = memoryStore();
+    const engine = idempotencyEngine({ store, leaseMs: 30 });
+    let read = false;
+    const body = () => {
+      read = true;
+      return bytes("");
+    };
+    expect(await engine.begin(request({ method: "GET", body }))).toEqual({ action: "pass" });
+    expect(read).toBe(false);
+    const decision = await engine.begin(request());
+    if (decision.action !== "run") throw new Error(`expected run, got ${decision.action}`);
+    const [record] = await store.list({ prefix: "http:" });
+    const firstLease = record!.leaseUntil!;
+    await vi.waitFor(
+      async () => {
+        const [renewed] = await store.list({ prefix: "http:" });
+        expect(renewed!.leaseUntil!).toBeGreaterThan(firstLease);
+      },
+      { timeout: 10_000 },
+    );
+    await decision.lock.finish({ status: 201, headers: [], body: new Uint8Array(0), threw: false });
+    expect((await store.list({ prefix: "http:" }))[0]).toMatchObject({
+      state: "completed",
+      leaseUntil: null,
+    });
+  });
+
+  it("purges in batches of batchSize until a batch comes back short", async () => {
+    const limits: number[] = [];
+    let left = 7;
+    const store = {
+      ...memoryStore(),
+      purge: async ({ limit = 1000 } = {}) => {
+        limits.push(limit);
+        const n = Math.min(limit, left);
+        left -= n;
+        return n;
+      },
+    };
+    const engine = idempotencyEngine({ store });
+    expect(await engine.purge({ batchSize: 3 })).toBe(7);
+    expect(limits).toEqual([3, 3, 3]);
+    await expect(engine.purge({ batchSize: 0 })).rejects.toThrow(/options\.batchSize/);
+  });
+});
