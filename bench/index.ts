@@ -1,9 +1,11 @@
 import { cpus } from "node:os";
+import { benchHarness } from "./harness.js";
 import { benchKey } from "./key.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
 const sections: Record<string, () => Promise<void>> = {
   key: benchKey,
+  harness: () => benchHarness(),
 };
 
 const wanted = process.argv.slice(2);
