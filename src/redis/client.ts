@@ -1,0 +1,78 @@
+import { createHash } from "node:crypto";
+
+/** The narrow shape the store needs from either client: run a Lua script, read one string. */
+export interface ScriptRunner {
+  run(script: Script, keys: string[], args: string[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+export interface Script {
+  source: string;
+  sha: string;
+}
+
+export const script = (source: string): Script => ({
+  source,
+  sha: createHash("sha1").update(source).digest("hex"),
+});
+
+/** What idemkey calls on an ioredis client (`new Redis(...)` or a `Cluster`). */
+export interface IoRedisLike {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+/** What idemkey calls on a node-redis v4, v5 or v6 client (`createClient(...)`, connected). */
+export interface NodeRedisLike {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+export type RedisClientLike = IoRedisLike | NodeRedisLike;
+
+/**
+ * Wraps either client in one shape. node-redis names the command `evalSha`, ioredis `evalsha`; scripts go by
+ * EVALSHA, falling back to EVAL (which caches the script) when the server has not seen them yet or was restarted.
+ */
+export function scriptRunner(client: unknown): ScriptRunner {
+  const c = client as Partial<IoRedisLike & NodeRedisLike> | null;
+  if (typeof c?.evalSha === "function" && typeof c.eval === "function" && typeof c.get === "function") {
+    const node = c as NodeRedisLike;
+    return {
+      run: (s, keys, args) =>
+        withFallback(
+          () => node.evalSha(s.sha, { keys, arguments: args }),
+          () => node.eval(s.source, { keys, arguments: args }),
+        ),
+      get: (key) => node.get(key),
+    };
+  }
+  if (typeof c?.evalsha === "function" && typeof c.eval === "function" && typeof c.get === "function") {
+    const io = c as IoRedisLike;
+    return {
+      run: (s, keys, args) =>
+        withFallback(
+          () => io.evalsha(s.sha, keys.length, ...keys, ...args),
+          () => io.eval(s.source, keys.length, ...keys, ...args),
+        ),
+      get: (key) => io.get(key),
+    };
+  }
+  throw new TypeError(
+    "redisStore: client must be an ioredis client or a connected node-redis (redis) client",
+  );
+}
+
+async function withFallback(
+  bySha: () => Promise<unknown>,
+  bySource: () => Promise<unknown>,
+): Promise<unknown> {
+  try {
+    return await bySha();
+  } catch (error) {
+    if (String((error as Error)?.message).startsWith("NOSCRIPT")) return bySource();
+    throw error;
+  }
+}

@@ -1,0 +1,2 @@
+export type { IoRedisLike, NodeRedisLike, RedisClientLike } from "./client.js";
+export { type RedisStoreOptions, redisStore } from "./store.js";
