@@ -1,0 +1,102 @@
+import { once } from "node:events";
+import type http from "node:http";
+import express from "express";
+import { idempotency } from "../../src/express/index.js";
+import type { Store } from "../../src/store/types.js";
+import { baseUrl, listen } from "./apps.js";
+
+/** What the fake owner recorded, independently of the middleware. */
+export interface OwnerLog {
+  /** Each effect the handler took, in order. */
+  readonly effects: { key: string; body: unknown }[];
+  /**
+   * Each request that reached the server (before the middleware), with its raw Idempotency-Key header and, once
+   * answered, the status sent and whether it was a replay.
+   */
+  readonly attempts: { key: string | undefined; path: string; status?: number; replayed?: boolean }[];
+}
+
+/** What to do to the Nth attempt (1-based) carrying a given key. */
+export type Fault =
+  /** Run the handler and save its response, then destroy the socket instead of sending it. */
+  | "drop-after-effect"
+  /** Answer 503 before the middleware, without running anything. */
+  | "unavailable"
+  /** Make the handler throw before taking effect (a 500 the middleware does not save). */
+  | "throw"
+  /** Hold the handler until a later attempt with the same key has been answered. */
+  | "slow"
+  | undefined;
+
+export interface LoopbackOwner {
+  readonly url: string;
+  readonly log: OwnerLog;
+  close(): Promise<void>;
+}
+
+/**
+ * A real owner on a loopback listener with a random port: Express, the idemkey middleware, and POST routes that
+ * record an effect. `fault(attempt)` injects failures around the effect, by how many times the key was seen.
+ */
+export async function loopbackOwner(
+  store: Store,
+  fault: (attempt: number, key: string | undefined) => Fault,
+): Promise<LoopbackOwner> {
+  const log: OwnerLog = { effects: [], attempts: [] };
+  const seen = new Map<string, number>();
+  const answered = new Map<string, () => void>();
+  const app = express();
+
+  app.use((req, res, next) => {
+    const key = req.get("idempotency-key");
+    const entry: OwnerLog["attempts"][number] = { key, path: req.path };
+    log.attempts.push(entry);
+    const attempt = (seen.get(key ?? "") ?? 0) + 1;
+    seen.set(key ?? "", attempt);
+    res.on("finish", () => {
+      entry.status = res.statusCode;
+      entry.replayed = res.getHeader("idempotent-replayed") === "true";
+      answered.get(key ?? "")?.();
+    });
+    const action = fault(attempt, key);
+    res.locals.fault = action;
+    if (action === "unavailable") {
+      res.status(503).json({ error: { message: "injected outage", type: "api_error" } });
+      return;
+    }
+    if (action === "drop-after-effect") {
+      // Installed before the middleware, so this `end` runs after the middleware saved the response.
+      res.end = (() => {
+        req.socket.destroy();
+        return res;
+      }) as unknown as typeof res.end;
+    }
+    next();
+  });
+  app.use(express.json(), express.urlencoded({ extended: true }));
+  app.use(idempotency({ store, onError: () => {} }));
+  app.post(["/charges", "/v1/charges"], async (req, res) => {
+    const key = req.get("idempotency-key") ?? "";
+    if (res.locals.fault === "throw") throw new Error("injected failure before the effect");
+    if (res.locals.fault === "slow") {
+      await new Promise<void>((resolve) => answered.set(key, resolve));
+      answered.delete(key);
+    }
+    log.effects.push({ key, body: req.body });
+    const id = `ch_${log.effects.length}`;
+    res
+      .status(200)
+      .json({ id, object: "charge", amount: Number(req.body.amount), currency: req.body.currency });
+  });
+
+  const server: http.Server = await listen(app);
+  return {
+    url: baseUrl(server),
+    log,
+    async close() {
+      server.closeAllConnections();
+      server.close();
+      await once(server, "close");
+    },
+  };
+}
