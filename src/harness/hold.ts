@@ -270,23 +270,23 @@ async function markUnknown<A, R>(
 
 /** Renews the claim's lease every third of `leaseMs` until stopped, or until the claim is gone. */
 function holdLease<A, R>(call: Call<A, R>, token: string): Lease {
-  const { store, leaseMs, sleep } = call.core;
-  const stopped = new AbortController();
-  void (async () => {
-    for (;;) {
-      try {
-        await sleep(leaseMs / 3, stopped.signal);
-      } catch {
-        return;
-      }
-      if (stopped.signal.aborted) return;
-      try {
-        // Expecting `pending` keeps a late renewal from touching a completed or released record.
-        if (!(await store.update(call.sk, { token, state: "pending" }, { leaseMs }))) return;
-      } catch {
-        // A store hiccup: the next renewal may still come before the lease runs out.
-      }
+  const { store, leaseMs, schedule } = call.core;
+  let stopped = false;
+  const renew = async () => {
+    if (stopped) return;
+    try {
+      // Expecting `pending` keeps a late renewal from touching a completed or released record.
+      if (!(await store.update(call.sk, { token, state: "pending" }, { leaseMs }))) return;
+    } catch {
+      // A store hiccup: the next renewal may still come before the lease runs out.
     }
-  })();
-  return { stop: () => stopped.abort() };
+    if (!stopped) cancel = schedule(leaseMs / 3, renew);
+  };
+  let cancel = schedule(leaseMs / 3, renew);
+  return {
+    stop: () => {
+      stopped = true;
+      cancel();
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { memoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
 import { type ResolvedRetry, type RetryOptions, resolveRetry } from "./retry.js";
-import { defaultSleep, type Sleep } from "./sleep.js";
+import { defaultSleep, type Schedule, type Sleep, scheduler } from "./sleep.js";
 import type { HarnessEvent } from "./types.js";
 
 export interface WaitOptions {
@@ -80,6 +80,7 @@ export interface Resolved {
   onEvent: ((event: HarnessEvent) => void) | undefined;
   clock: () => number;
   sleep: Sleep;
+  schedule: Schedule;
 }
 
 export function resolveOptions(options: HarnessOptions = {}): Resolved {
@@ -101,6 +102,7 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
     onEvent: fn("onEvent", options.onEvent),
     clock,
     sleep: fn("sleep", options.sleep) ?? defaultSleep,
+    schedule: scheduler(options.sleep),
   };
   const store = resolved.store as Partial<Store>;
   for (const method of ["claim", "get", "update", "delete", "list", "purge"] as const) {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   createHarness,
   defineTool,
@@ -81,6 +81,30 @@ describe("waiting across harnesses (processes) on one store", () => {
     expect(leases.every((ms) => ms > 0)).toBe(true);
     expect(owner.effects).toHaveLength(1);
     expect(b.log.types()).not.toContain("taken_over");
+  });
+
+  it("renews on the default timers too (setTimeout and Date.now, faked here)", async () => {
+    vi.useFakeTimers();
+    try {
+      const store = memoryStore();
+      const owner = fakeOwner();
+      const tool = defineTool({
+        name: "build",
+        effect: "keyed",
+        run: async (args: object, ctx) => {
+          await new Promise((resolve) => setTimeout(resolve, 20_000));
+          return owner.unguarded(ctx.idempotencyKey, args);
+        },
+      });
+      const first = createHarness({ store, leaseMs: 3_000 }).call("t", tool, {});
+      await vi.advanceTimersByTimeAsync(1);
+      const second = createHarness({ store, leaseMs: 3_000 }).call("t", tool, {});
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(await Promise.all([first, second])).toEqual([{ id: 1 }, { id: 1 }]);
+      expect(owner.effects).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("throws WaitTimeoutError after wait.timeoutMs, without running anything", async () => {
