@@ -116,12 +116,29 @@ function capture(res: Response, lock: Lock): void {
     res.end = end as unknown as Response["end"];
     res.writeHead = writeHead as unknown as Response["writeHead"];
     const body = total <= lock.maxResponseBytes ? Buffer.concat(chunks, total) : undefined;
-    const headers = [...headerPairs(res.getHeaders()), ...headArguments.flatMap(headerPairs)];
+    const headers = responseHeaders(res, headArguments);
     void lock
       .finish({ status: res.statusCode, headers, body, threw: false })
       .then(() => end.apply(res, args));
     return res;
   } as unknown as Response["end"];
+}
+
+/**
+ * The headers sent: those set with `setHeader`, overridden by those given to `writeHead`, which Node sometimes
+ * merges into `getHeaders()` and sometimes sends without keeping.
+ */
+function responseHeaders(res: Response, headArguments: readonly OutgoingHttpHeaders[]): [string, string][] {
+  const byName = new Map<string, [string, string][]>();
+  for (const headers of [res.getHeaders(), ...headArguments]) {
+    const given = new Map<string, [string, string][]>();
+    for (const [name, value] of headerPairs(headers)) {
+      const lower = name.toLowerCase();
+      given.set(lower, [...(given.get(lower) ?? []), [lower, value]]);
+    }
+    for (const [name, pairs] of given) byName.set(name, pairs);
+  }
+  return [...byName.values()].flat();
 }
 
 /** `writeHead` takes an object or a flat array of names and values. */
