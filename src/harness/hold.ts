@@ -54,6 +54,9 @@ async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Pr
       await release(call, held, attempt - 1);
       throw call.signal.reason;
     }
+    // An unguarded attempt is marked started before it runs, so that a takeover can tell a claim whose process
+    // died before sending anything (safe to run) from one that may have reached the owner.
+    if (tool.effect === Effect.unguarded) await mark(call, held, attempt);
     let value: R;
     try {
       value = await tool.run(held.args, toolContext(call, attempt));
@@ -80,16 +83,22 @@ async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Pr
         await release(call, held, attempt);
         throw reason;
       }
-      const marked = await core.store.update(
-        call.sk,
-        { token: held.token, state: "pending" },
-        { attempts: attempt, leaseMs: core.leaseMs },
-      );
-      if (!marked) throw new ClaimLost();
+      if (tool.effect !== Effect.unguarded) await mark(call, held, attempt);
       continue;
     }
     return complete(call, held, lease, value, attempt, undefined);
   }
+}
+
+/** Writes the attempt count (renewing the lease); a claim lost meanwhile stops this holder. */
+async function mark<A, R>(call: Call<A, R>, held: Held<A>, attempts: number): Promise<void> {
+  const { core } = call;
+  const marked = await core.store.update(
+    call.sk,
+    { token: held.token, state: "pending" },
+    { attempts, leaseMs: core.leaseMs },
+  );
+  if (!marked) throw new ClaimLost();
 }
 
 /**

@@ -143,7 +143,9 @@ function heldFor<A>(call: Call<A, unknown>, data: LedgerData): Pick<Held<A>, "ar
 /** A claim whose process stopped: keyed and idempotent calls run again with the same key; unguarded ones may not. */
 function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRecord): Promise<R> {
   const data = decodeData(record);
-  const attempt = Math.max(previous.attempts, 1) + 1;
+  // Unguarded attempts are counted as they start; others as they end, so that 0 may hide a first attempt.
+  const unguarded = call.tool.effect === Effect.unguarded;
+  const attempt = unguarded ? previous.attempts + 1 : Math.max(previous.attempts, 1) + 1;
   emit(call, { type: "taken_over", attempt, previousAttempts: previous.attempts });
   const held: Held<A> = {
     token: record.token!,
@@ -152,8 +154,8 @@ function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRe
     attempt,
     releaseTo: call.tool.requiresApproval ? "approved" : "absent",
   };
-  if (call.tool.effect === Effect.unguarded) {
-    held.unknownBecause = `the process running attempt ${attempt - 1} stopped while it was pending`;
+  if (unguarded && previous.attempts > 0) {
+    held.unknownBecause = `the process running attempt ${previous.attempts} stopped while it was pending`;
   }
   return hold(call, held);
 }

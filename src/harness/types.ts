@@ -120,7 +120,10 @@ export interface LedgerEntry {
   args: unknown;
   /** The recorded result, parsed; only in the `completed` state. */
   result?: unknown;
-  /** Attempts recorded so far; 0 while the first attempt runs. */
+  /**
+   * Attempts recorded so far. An `unguarded` attempt is counted before it starts (so 0 means nothing was sent);
+   * other attempts before each retry and at the end (so 0 while the first attempt runs).
+   */
   attempts: number;
   /** Epoch ms until which a pending claim is held, or `null`. */
   leaseUntil: number | null;

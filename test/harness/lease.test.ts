@@ -207,6 +207,25 @@ describe("takeover of a claim whose process stopped", () => {
     });
   });
 
+  it("unguarded: a claim whose process died before the attempt started is run by the taker", async () => {
+    const { time, store, owner, make } = setup();
+    const tool = tools(owner, "unguarded", { on: false });
+    // This process claims, then stops for good in the write that marks the attempt started.
+    const frozenStore: Store = { ...store, update: () => never };
+    void createHarness({ store: frozenStore, clock: time.clock, sleep: () => never, leaseMs: 3_000 })
+      .call("t", tool, { n: 1 })
+      .catch(() => {});
+    await flush();
+    expect((await store.list())[0]).toMatchObject({ state: "pending", attempts: 0 });
+    const { harness, log } = make();
+    expect(await time.run(harness.call("t", tool, { n: 1 }))).toEqual({ id: 1 });
+    expect(owner.effects).toHaveLength(1);
+    expect(log.events.find((e) => e.type === "taken_over")).toMatchObject({
+      attempt: 1,
+      previousAttempts: 0,
+    });
+  });
+
   it("a re-worded call with the same identity takes over and runs the recorded arguments", async () => {
     const { time, owner, make, dead } = setup();
     let hang = true;

@@ -56,7 +56,8 @@ type Point = (typeof POINTS)[number];
  * replay), and whether the replay returned a result or OutcomeUnknownError.
  * - keyed, idempotent: run again only where the ledger write was lost (the effect happened, the record did not);
  *   the owner sees the identical key both times.
- * - unguarded: never run again after an ambiguous point (anything after the claim and before the ledger write).
+ * - unguarded: never run again after an ambiguous point (from the moment the attempt is marked started, before the
+ *   tool runs, until the ledger write).
  * - unguarded with reconcile: the reconcile finds out, so the effect happens exactly once everywhere.
  * - read: no ledger; every call runs (a process that never reached a ledger point finished its call normally).
  */
@@ -79,7 +80,8 @@ const expected: Record<Kind, Record<Point, [runs: number, outcome: "result" | "O
   },
   unguarded: {
     before_claim: [1, "result"],
-    after_claim: [0, "OutcomeUnknownError"],
+    // Killed before the attempt was marked started: nothing can have been sent, so the replay runs it.
+    after_claim: [1, "result"],
     in_tool_before_effect: [0, "OutcomeUnknownError"],
     in_tool_after_effect: [1, "OutcomeUnknownError"],
     before_ledger_write: [1, "OutcomeUnknownError"],
