@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, expectTypeOf, it, vi } from "vitest";
 import {
   canonicalize,
   createHarness,
@@ -137,5 +137,31 @@ describe("createHarness options", () => {
       warn.mockRestore();
     }
     expect(warnings.some((w) => /onEvent threw on a "executed" event/.test(w))).toBe(true);
+  });
+});
+
+describe("types", () => {
+  it("infers the arguments and the result from run, and checks them at the call", () => {
+    const tool = defineTool({
+      name: "openPullRequest",
+      effect: "keyed",
+      identity: (args: { repo: string; head: string; title: string }) => ({
+        repo: args.repo,
+        head: args.head,
+      }),
+      run: async (args: { repo: string; head: string; title: string }, ctx) => {
+        expectTypeOf(ctx.idempotencyKey).toEqualTypeOf<string>();
+        expectTypeOf(ctx.signal).toEqualTypeOf<AbortSignal>();
+        return { number: 42, url: `https://example.test/${args.repo}` };
+      },
+    });
+    const harness = createHarness();
+    expectTypeOf(harness.call<{ repo: string; head: string; title: string }, { number: number; url: string }>)
+      .parameter(1)
+      .toEqualTypeOf(tool);
+    const call = () => harness.call("t", tool, { repo: "r", head: "h", title: "x" });
+    expectTypeOf(call).returns.toEqualTypeOf<Promise<{ number: number; url: string }>>();
+    // @ts-expect-error: a missing argument field is a type error
+    void (() => harness.call("t", tool, { repo: "r" }));
   });
 });
