@@ -84,28 +84,28 @@ return 1
 
 /**
  * KEYS: the key index. ARGV: record key prefix, now, ZRANGEBYLEX start, key prefix ('' for none), state ('' for
- * any), limit. Returns {key, JSON, key, JSON, ...} of live records in byte order of their keys.
+ * any), how many records are still wanted, how many index entries to look at at most. Returns {next start or '',
+ * key, JSON, key, JSON, ...}: live matching records in byte order of their keys, and where to go on from ('' when
+ * the range is exhausted). The scan bound keeps one call from blocking Redis on a large index.
  */
 export const LIST = `
-local now, prefix, state, limit = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6])
-local out, start = {}, ARGV[3]
-while true do
-  local batch = redis.call('ZRANGEBYLEX', KEYS[1], start, '+', 'LIMIT', 0, 200)
-  if #batch == 0 then return out end
-  for _, key in ipairs(batch) do
-    if string.sub(key, 1, #prefix) ~= prefix then return out end
-    local raw = redis.call('GET', ARGV[1] .. key)
-    if raw then
-      local r = cjson.decode(raw)
-      if tonumber(r.expiresAt) > now and (state == '' or r.state == state) then
-        out[#out + 1] = key
-        out[#out + 1] = raw
-        if #out >= 2 * limit then return out end
-      end
+local now, prefix, state, wanted, bound = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local entries = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[3], '+', 'LIMIT', 0, bound)
+local out = {''}
+for _, key in ipairs(entries) do
+  if string.sub(key, 1, #prefix) ~= prefix then return out end
+  local raw = redis.call('GET', ARGV[1] .. key)
+  if raw then
+    local r = cjson.decode(raw)
+    if tonumber(r.expiresAt) > now and (state == '' or r.state == state) then
+      out[#out + 1] = key
+      out[#out + 1] = raw
+      if #out >= 1 + 2 * wanted then return out end
     end
-    start = '(' .. key
   end
 end
+if #entries == bound then out[1] = '(' .. entries[#entries] end
+return out
 `;
 
 /**

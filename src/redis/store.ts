@@ -35,6 +35,9 @@ interface Stored {
   expiresAt: string;
 }
 
+/** Index entries one list script looks at, at most. */
+const LIST_SCAN = 500;
+
 const scripts = {
   claim: script(CLAIM),
   update: script(UPDATE),
@@ -131,20 +134,28 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
       }),
     list: (query = {}) =>
       guard("list", undefined, async () => {
-        const reply = (await redis.run(
-          scripts.list,
-          [keys],
-          [
-            recordKey(""),
-            `${clock()}`,
-            rangeStart(query.prefix, query.after),
-            query.prefix ?? "",
-            query.state ?? "",
-            `${query.limit ?? 100}`,
-          ],
-        )) as string[];
+        const limit = query.limit ?? 100;
+        const now = `${clock()}`;
         const records: StoreRecord[] = [];
-        for (let i = 0; i < reply.length; i += 2) records.push(parse(reply[i]!, reply[i + 1]!));
+        // Page through the key index a bounded slice per script, so that no single call holds Redis for long.
+        let start = rangeStart(query.prefix, query.after);
+        while (records.length < limit && start !== "") {
+          const [next, ...found] = (await redis.run(
+            scripts.list,
+            [keys],
+            [
+              recordKey(""),
+              now,
+              start,
+              query.prefix ?? "",
+              query.state ?? "",
+              `${limit - records.length}`,
+              `${LIST_SCAN}`,
+            ],
+          )) as string[];
+          for (let i = 0; i < found.length; i += 2) records.push(parse(found[i]!, found[i + 1]!));
+          start = next!;
+        }
         return records;
       }),
     purge: ({ limit = 1000 } = {}) =>

@@ -34,9 +34,13 @@ const oneConnection = {
     return run;
   },
 };
-testStore("postgres (one connection)", (clock) => postgresStore(oneConnection, { clock, table: `${table}_client` }), {
-  skip: service.skip,
-});
+testStore(
+  "postgres (one connection)",
+  (clock) => postgresStore(oneConnection, { clock, table: `${table}_client` }),
+  {
+    skip: service.skip,
+  },
+);
 
 (service.skip ? describe.skip : describe)("postgresStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };

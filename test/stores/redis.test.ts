@@ -71,6 +71,21 @@ testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: pre
     expect((await store.claim("flushed", { ...claimInput, token: "t2" })).status).toBe("exists");
   });
 
+  it("lists across more index entries than one script looks at, in key order", async () => {
+    const store = redisStore(node, { prefix: prefixes.misc });
+    const keyOf = (i: number) => `page:${String(i).padStart(4, "0")}`;
+    const parked = new Set([7, 640, 1180]);
+    await Promise.all(
+      Array.from({ length: 1_200 }, (_, i) =>
+        store.claim(keyOf(i), { ...claimInput, state: parked.has(i) ? "awaiting_approval" : "pending" }),
+      ),
+    );
+    const approvals = await store.list({ prefix: "page:", state: "awaiting_approval" });
+    expect(approvals.map((r) => r.key)).toEqual([...parked].map(keyOf));
+    const page = await store.list({ prefix: "page:", after: keyOf(450), limit: 700 });
+    expect(page.map((r) => r.key)).toEqual(Array.from({ length: 700 }, (_, i) => keyOf(451 + i)));
+  });
+
   it("rejects bad arguments with a TypeError naming the option", () => {
     expect(() => redisStore(io, { prefix: "" })).toThrow(/options\.prefix/);
     expect(() => redisStore(io, { ttlMarginMs: -1 })).toThrow(/options\.ttlMarginMs/);
