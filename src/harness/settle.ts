@@ -47,12 +47,18 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
       if (claimed.status === "taken_over") return await takeOver(call, claimed.record, claimed.previous);
 
       let record: StoreRecord | undefined = claimed.record;
+      // A record the claim just reported was not taken over by it; if it looks expired all the same (this clock runs
+      // ahead of the store's), pause before claiming again rather than spin.
+      let fresh = true;
       while (record !== undefined) {
         const state = record.state;
         if (state === "pending" || state === "awaiting_approval") {
-          if (state === "pending" && record.leaseUntil !== null && record.leaseUntil <= core.clock()) break;
+          const lapsed =
+            state === "pending" && record.leaseUntil !== null && record.leaseUntil <= core.clock();
+          if (lapsed && !fresh) break;
           await pause(call, waiting, state);
           record = await core.store.get(call.sk);
+          fresh = false;
           continue;
         }
         endWait(call, waiting, record.attempts);
@@ -71,6 +77,7 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
         }
         // Someone else moved the record first: look again.
         record = await core.store.get(call.sk);
+        fresh = false;
       }
       // The record is gone or its lease lapsed: the next claim takes the key.
       endWait(call, waiting, record?.attempts ?? 0);

@@ -107,6 +107,36 @@ describe("waiting across harnesses (processes) on one store", () => {
     }
   });
 
+  it("a waiter whose clock runs ahead of the store's pauses between claims instead of spinning", async () => {
+    const { time, store, owner, make } = setup();
+    const tool = defineTool({
+      name: "deploy",
+      effect: "keyed",
+      run: async (args: object, ctx) => {
+        await time.sleep(5_000);
+        return owner.unguarded(ctx.idempotencyKey, args);
+      },
+    });
+    let claims = 0;
+    const counted: Store = {
+      ...store,
+      claim: (key, input) => {
+        claims++;
+        return store.claim(key, input);
+      },
+    };
+    const first = make().harness.call("t", tool, {});
+    await flush();
+    const ahead = make({ store: counted, clock: () => time.clock() + 60_000 });
+    expect(await time.run(Promise.all([first, ahead.harness.call("t", tool, {})]))).toEqual([
+      { id: 1 },
+      { id: 1 },
+    ]);
+    expect(owner.effects).toHaveLength(1);
+    // One claim per pause at most: about log2(5 s / 25 ms) plus the 1 s pauses, far from a spin.
+    expect(claims).toBeLessThan(20);
+  });
+
   it("throws WaitTimeoutError after wait.timeoutMs, without running anything", async () => {
     const { time, owner, make } = setup({ wait: { timeoutMs: 5_000 } });
     const tool = defineTool({
