@@ -170,6 +170,57 @@ describe("harness.call by effect", () => {
   });
 });
 
+describe("events", () => {
+  it("carry the key, task, tool, attempt and the duration since the call began", async () => {
+    const time = fakeTime();
+    const log = eventLog();
+    const harness = createHarness({ clock: time.clock, sleep: time.sleep, onEvent: log.onEvent });
+    const tool = defineTool({
+      name: "build",
+      effect: "keyed",
+      run: async (_: { n: number }, ctx) => {
+        await time.sleep(1_234);
+        if (ctx.attempt === 1) throw new ToolCallError("busy", { retryAfterMs: 100 });
+        return "ok";
+      },
+    });
+    await time.run(harness.call("task-1", tool, { n: 1 }));
+    await harness.call("task-1", tool, { n: 1 });
+    const key = harness.key("task-1", tool, { n: 1 });
+    expect(log.events).toEqual([
+      {
+        type: "retried",
+        key,
+        taskId: "task-1",
+        tool: "build",
+        attempt: 1,
+        durationMs: 1_234,
+        delayMs: 100,
+        error: expect.any(ToolCallError),
+      },
+      {
+        type: "executed",
+        key,
+        taskId: "task-1",
+        tool: "build",
+        attempt: 2,
+        durationMs: 2_568,
+        recorded: true,
+        argsDiffer: false,
+      },
+      {
+        type: "replayed",
+        key,
+        taskId: "task-1",
+        tool: "build",
+        attempt: 2,
+        durationMs: 0,
+        argsDiffer: false,
+      },
+    ]);
+  });
+});
+
 describe("identity", () => {
   const owner = fakeOwner();
   const openPr = defineTool({

@@ -137,6 +137,29 @@ describe("waiting across harnesses (processes) on one store", () => {
     expect(claims).toBeLessThan(20);
   });
 
+  it("a waiter's signal stops its wait; the running call goes on", async () => {
+    const { time, owner, make } = setup();
+    const tool = defineTool({
+      name: "deploy",
+      effect: "keyed",
+      run: async (args: object, ctx) => {
+        await time.sleep(5_000);
+        return owner.unguarded(ctx.idempotencyKey, args);
+      },
+    });
+    const first = make().harness.call("t", tool, {});
+    await flush();
+    const controller = new AbortController();
+    const waiter = make()
+      .harness.call("t", tool, {}, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    await time.advance(1_000);
+    controller.abort(new Error("user left"));
+    expect(await waiter).toMatchObject({ message: "user left" });
+    expect(await time.run(first)).toEqual({ id: 1 });
+    expect(owner.effects).toHaveLength(1);
+  });
+
   it("throws WaitTimeoutError after wait.timeoutMs, without running anything", async () => {
     const { time, owner, make } = setup({ wait: { timeoutMs: 5_000 } });
     const tool = defineTool({
