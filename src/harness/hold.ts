@@ -3,6 +3,7 @@ import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
 import { type Call, describeError, emit, planRetry, toolContext } from "./call.js";
+import { holdLease, type Lease } from "./lease.js";
 import { decodeData, type LedgerData, withEvent } from "./ledger.js";
 import { hadNoEffect } from "./retry.js";
 import { Effect, type LedgerEvent } from "./types.js";
@@ -29,8 +30,6 @@ export interface Held<A> {
 
 /** Thrown when the claim was lost (taken over after a stall) between attempts: the caller looks at the ledger anew. */
 export class ClaimLost {}
-
-type Lease = { stop(): void };
 
 /** Runs the call under a claim this call holds, renewing the lease until the outcome is written. */
 export async function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
@@ -275,27 +274,4 @@ async function markUnknown<A, R>(
   }
   emit(call, { type: "outcome_unknown", attempt, error });
   return error;
-}
-
-/** Renews the claim's lease every third of `leaseMs` until stopped, or until the claim is gone. */
-function holdLease<A, R>(call: Call<A, R>, token: string): Lease {
-  const { store, leaseMs, schedule } = call.core;
-  let stopped = false;
-  const renew = async () => {
-    if (stopped) return;
-    try {
-      // Expecting `pending` keeps a late renewal from touching a completed or released record.
-      if (!(await store.update(call.sk, { token, state: "pending" }, { leaseMs }))) return;
-    } catch {
-      // A store hiccup: the next renewal may still come before the lease runs out.
-    }
-    if (!stopped) cancel = schedule(leaseMs / 3, renew);
-  };
-  let cancel = schedule(leaseMs / 3, renew);
-  return {
-    stop: () => {
-      stopped = true;
-      cancel();
-    },
-  };
 }

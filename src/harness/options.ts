@@ -47,8 +47,9 @@ export interface HarnessOptions {
   wait?: WaitOptions;
   /**
    * How long a call parked for approval waits for the decision before it throws `WaitTimeoutError` (state
-   * `awaiting_approval`). The record stays parked: a later call with the same key picks up the decision. Pass the
-   * call a `signal` to stop waiting earlier.
+   * `awaiting_approval`). The record stays parked: a later call with the same key picks up the decision. 0 parks
+   * and throws at once, for a harness that asks the person and comes back later. Pass the call a `signal` to stop
+   * waiting earlier.
    * @default 600000 (10 minutes)
    */
   approvalTimeoutMs?: number;
