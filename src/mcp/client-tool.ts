@@ -1,0 +1,118 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+import { ToolCallError } from "../errors/tool-call-error.js";
+import { defineTool } from "../harness/define-tool.js";
+import type { Tool, ToolContext, ToolDefinition } from "../harness/types.js";
+import { IDEMPOTENCY_KEY_META, REFUSAL_META, Refusal } from "./meta.js";
+import { McpToolError, resultText } from "./tool-error.js";
+
+/** The one method of an MCP `Client` that `mcpTool` uses. */
+export type McpCallClient = Pick<Client, "callTool">;
+
+/** The arguments of an MCP tool call: a JSON object, sent to the server as they are. */
+export type McpArguments = { [name: string]: unknown };
+
+export interface McpToolOptions<A extends McpArguments = McpArguments>
+  extends Omit<ToolDefinition<A, CallToolResult>, "name" | "run"> {
+  /** The tool's name on the MCP server. */
+  name: string;
+  /**
+   * The tool name the idempotency key is derived from. Set it when the harness talks to several MCP servers that
+   * have a tool of the same name (`create_issue` on two trackers), so that the same call to each gets its own key
+   * and ledger record: `"github.create_issue"`.
+   * @default name
+   */
+  keyName?: string;
+  /**
+   * How long one attempt waits for the server's answer, in milliseconds, before it fails with the SDK's request
+   * timeout; the harness then retries it with the same key (a `keyed` tool) or records its outcome as unknown (an
+   * `unguarded` one).
+   * @default the SDK's default request timeout (60000)
+   */
+  timeoutMs?: number;
+}
+
+/**
+ * Turns a tool of a connected MCP client into a tool for `harness.call`. Each call sends the arguments unchanged
+ * and the idempotency key in the request's `_meta` under `"dev.idemkey/idempotency-key"`, so a server that honours
+ * it (with `mcpDedupe`, or by forwarding `idempotencyKeyOf(extra)` to the system it writes to) runs a repeated call
+ * once. The model never sees the key: it is not in the tool's arguments or schema.
+ *
+ * `effect` is what the harness may assume when it repeats a call: `keyed` only when the server honours the key,
+ * `idempotent` or `read` only when you know the tool to be so. The server's own annotations are hints, which
+ * `mcpTools` maps only when told to trust them. An error result (`isError`) throws `McpToolError` and is not
+ * recorded; `mcpDedupe`'s refusals throw `IdempotencyConflictError` (the key was used for another call) or a
+ * retryable `ToolCallError` (the same call is still running).
+ *
+ * @example
+ * const createIssue = mcpTool(client, { name: "create_issue", effect: "keyed" });
+ * const result = await harness.call("conversation-7781", createIssue, { title: "Login fails", repo: "acme/api" });
+ */
+export function mcpTool<A extends McpArguments = McpArguments>(
+  client: McpCallClient,
+  options: McpToolOptions<A>,
+): Tool<A, CallToolResult> {
+  if (typeof client !== "object" || client === null || typeof client.callTool !== "function") {
+    throw new TypeError("client must be a connected MCP Client (it has no callTool method)");
+  }
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  const { name, keyName = name, timeoutMs, ...rest } = options;
+  if (typeof name !== "string" || name.length === 0) {
+    throw new TypeError(`options.name must be the MCP tool's name, a non-empty string, got ${typeof name}`);
+  }
+  if (typeof keyName !== "string" || keyName.length === 0) {
+    throw new TypeError(`options.keyName must be a non-empty string, got ${typeof keyName}`);
+  }
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
+  ) {
+    throw new TypeError(`options.timeoutMs must be a finite number > 0, got ${String(timeoutMs)}`);
+  }
+  return defineTool<A, CallToolResult>({
+    ...rest,
+    name: keyName,
+    run: (args, ctx) => callOnce(client, name, args, ctx, timeoutMs),
+  });
+}
+
+async function callOnce(
+  client: McpCallClient,
+  name: string,
+  args: McpArguments,
+  ctx: ToolContext,
+  timeoutMs: number | undefined,
+): Promise<CallToolResult> {
+  const result = (await client.callTool(
+    { name, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: ctx.idempotencyKey } },
+    undefined,
+    timeoutMs === undefined ? { signal: ctx.signal } : { signal: ctx.signal, timeout: timeoutMs },
+  )) as CallToolResult;
+  if (result.isError !== true) return result;
+  const refusal = result._meta?.[REFUSAL_META];
+  const text = resultText(result);
+  switch (refusal) {
+    case Refusal.keyReused:
+      throw new IdempotencyConflictError(
+        ctx.idempotencyKey,
+        `The MCP tool "${name}" refused the call: ${text}`,
+      );
+    case Refusal.keyInFlight:
+    case Refusal.unavailable:
+      throw new ToolCallError(`The MCP tool "${name}" did not run the call yet: ${text}`, {
+        noEffect: true,
+        retryAfterMs: 1000,
+      });
+    case Refusal.keyInvalid:
+    case Refusal.keyMissing:
+      throw new ToolCallError(`The MCP tool "${name}" refused the call: ${text}`, {
+        noEffect: true,
+        retryable: false,
+      });
+    default:
+      throw new McpToolError(name, result);
+  }
+}

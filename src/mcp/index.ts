@@ -1,0 +1,18 @@
+export { type McpArguments, type McpCallClient, type McpToolOptions, mcpTool } from "./client-tool.js";
+export {
+  type McpDedupe,
+  type McpDedupeOptions,
+  type McpHandlerExtra,
+  mcpDedupe,
+} from "./dedupe.js";
+export { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
+export {
+  annotatedEffect,
+  type McpListClient,
+  type McpListedTool,
+  type McpToolsOptions,
+  mcpTools,
+} from "./list-tools.js";
+export { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
+export { idempotencyKeyOf } from "./read-key.js";
+export { McpToolError } from "./tool-error.js";

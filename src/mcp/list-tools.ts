@@ -1,0 +1,142 @@
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type {
+  CallToolResult,
+  Tool as McpToolDefinition,
+  ToolAnnotations,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "../harness/types.js";
+import { Effect } from "../harness/types.js";
+import { type McpArguments, mcpTool } from "./client-tool.js";
+
+/** The methods of an MCP `Client` that `mcpTools` uses. */
+export type McpListClient = Pick<Client, "callTool" | "listTools">;
+
+export interface McpToolsOptions {
+  /**
+   * The effect of each tool, by its name on the server; it wins over annotations. A name the server does not list
+   * is a `TypeError`, so that a typo cannot leave a tool on the default.
+   * @default {}
+   * @example effects: { create_issue: "keyed", search_issues: "read" }
+   */
+  effects?: { [name: string]: Effect };
+  /**
+   * Maps the server's tool annotations to effects: `readOnlyHint: true` gives `read` (run and retried freely, never
+   * recorded), `idempotentHint: true` gives `idempotent` (re-run freely). Annotations are the server's claims about
+   * itself, so only set this for a server you trust: an untrusted one that marks a write read-only would have it
+   * repeated on every retry.
+   * @default false
+   */
+  trustAnnotations?: boolean;
+  /**
+   * The effect of a tool with no entry in `effects` and no trusted annotation that decides. `unguarded` never
+   * repeats a call that may have reached the server, at the price of an `OutcomeUnknownError` after an ambiguous
+   * failure; set `keyed` for a server that honours the idempotency key (it runs `mcpDedupe`).
+   * @default "unguarded"
+   */
+  defaultEffect?: Effect;
+  /**
+   * Put before each tool's name to form the name its keys are derived from (`keyName` of `mcpTool`), so that two
+   * servers' tools of the same name get their own keys.
+   * @default ""
+   * @example keyPrefix: "github."
+   */
+  keyPrefix?: string;
+}
+
+/** A tool the server lists: its definition as listed (name, description, input schema), and the idemkey tool. */
+export interface McpListedTool {
+  /** The definition as the server listed it, unchanged: hand its description and schema to the model. */
+  readonly definition: McpToolDefinition;
+  /** The tool for `harness.call`, as `mcpTool` makes it. */
+  readonly tool: Tool<McpArguments, CallToolResult>;
+  /** The effect chosen, and why. */
+  readonly effect: Effect;
+  readonly effectFrom: "effects" | "annotations" | "default";
+}
+
+const EFFECTS: readonly string[] = Object.values(Effect);
+
+/**
+ * Lists every tool of a connected MCP server (all pages) and turns each into a tool for `harness.call`, with an
+ * effect from `effects`, from the server's annotations when `trustAnnotations` is set, or `defaultEffect`.
+ *
+ * @example
+ * const tools = await mcpTools(client, { effects: { create_issue: "keyed" }, keyPrefix: "tracker." });
+ * await harness.call(taskId, tools.create_issue!.tool, args);
+ */
+export async function mcpTools(
+  client: McpListClient,
+  options: McpToolsOptions = {},
+): Promise<{ [name: string]: McpListedTool }> {
+  if (typeof client !== "object" || client === null || typeof client.listTools !== "function") {
+    throw new TypeError("client must be a connected MCP Client (it has no listTools method)");
+  }
+  const { effects, trustAnnotations, defaultEffect, keyPrefix } = resolveOptions(options);
+  const definitions: McpToolDefinition[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
+    definitions.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+
+  const listed = new Set(definitions.map((d) => d.name));
+  for (const name of Object.keys(effects)) {
+    if (!listed.has(name)) {
+      throw new TypeError(`options.effects.${name} names a tool the server does not list`);
+    }
+  }
+  const out: { [name: string]: McpListedTool } = {};
+  for (const definition of definitions) {
+    const { name } = definition;
+    const fromAnnotations = trustAnnotations ? annotatedEffect(definition.annotations) : undefined;
+    const [effect, effectFrom] =
+      effects[name] !== undefined
+        ? [effects[name], "effects" as const]
+        : fromAnnotations !== undefined
+          ? [fromAnnotations, "annotations" as const]
+          : [defaultEffect, "default" as const];
+    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect });
+    out[name] = Object.freeze({ definition, tool, effect, effectFrom });
+  }
+  return out;
+}
+
+/** What a trusted server's annotations say; `undefined` when they do not decide. */
+export function annotatedEffect(annotations: ToolAnnotations | undefined): Effect | undefined {
+  if (annotations?.readOnlyHint === true) return Effect.read;
+  if (annotations?.idempotentHint === true) return Effect.idempotent;
+  return undefined;
+}
+
+function resolveOptions(options: McpToolsOptions): Required<McpToolsOptions> {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  const {
+    effects = {},
+    trustAnnotations = false,
+    defaultEffect = Effect.unguarded,
+    keyPrefix = "",
+  } = options;
+  if (typeof effects !== "object" || effects === null)
+    throw new TypeError("options.effects must be an object");
+  for (const [name, effect] of Object.entries(effects)) {
+    if (!EFFECTS.includes(effect)) {
+      throw new TypeError(
+        `options.effects.${name} must be one of ${EFFECTS.join(", ")}, got ${String(effect)}`,
+      );
+    }
+  }
+  if (typeof trustAnnotations !== "boolean") {
+    throw new TypeError(`options.trustAnnotations must be a boolean, got ${typeof trustAnnotations}`);
+  }
+  if (!EFFECTS.includes(defaultEffect)) {
+    throw new TypeError(
+      `options.defaultEffect must be one of ${EFFECTS.join(", ")}, got ${String(defaultEffect)}`,
+    );
+  }
+  if (typeof keyPrefix !== "string")
+    throw new TypeError(`options.keyPrefix must be a string, got ${typeof keyPrefix}`);
+  return { effects: { ...effects }, trustAnnotations, defaultEffect, keyPrefix };
+}

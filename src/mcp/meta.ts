@@ -1,0 +1,39 @@
+/*
+ * The `_meta` names idemkey puts on MCP messages. The MCP specification (revision 2025-11-25, Basic > General fields
+ * > `_meta`, https://modelcontextprotocol.io/specification/2025-11-25/basic/index#meta) says a key is an optional
+ * prefix and a name. The prefix is labels separated by dots and followed by a slash, each label starting with a
+ * letter and ending with a letter or digit, in reverse DNS notation; any prefix whose second label is
+ * `modelcontextprotocol` or `mcp` is reserved for MCP. The name begins and ends with an alphanumeric character and may
+ * hold `-`, `_` and `.` in between. Revision 2025-06-18 reserved any prefix with `modelcontextprotocol` or `mcp`
+ * followed by a label; `dev.idemkey/` passes both rules, and only names from it are used here.
+ */
+
+/**
+ * Where a tool call's request `_meta` carries its idempotency key: `params._meta["dev.idemkey/idempotency-key"]`.
+ * `mcpTool` sends it; `idempotencyKeyOf` and `mcpDedupe` read it on the server.
+ */
+export const IDEMPOTENCY_KEY_META = "dev.idemkey/idempotency-key";
+
+/** Set to `true` in the `_meta` of a tool result that `mcpDedupe` replayed from its store instead of running the tool. */
+export const REPLAYED_META = "dev.idemkey/replayed";
+
+/**
+ * Set in the `_meta` of an error result with which `mcpDedupe` refused a call without running the tool; the value is
+ * one of `Refusal`. `mcpTool` turns it into the matching error on the client.
+ */
+export const REFUSAL_META = "dev.idemkey/refusal";
+
+/** Why `mcpDedupe` refused a tool call. The tool did not run in any of these cases. */
+export const Refusal = {
+  /** The key in `_meta` is not a string of 1 to 255 visible ASCII characters without `"`, `,` or `\`. */
+  keyInvalid: "key_invalid",
+  /** The call had no key and `required` is set. */
+  keyMissing: "key_missing",
+  /** The key was already used for another tool or other arguments: retrying with it can never succeed. */
+  keyReused: "key_reused",
+  /** A call with the key is still running: retry it later to get its result. */
+  keyInFlight: "key_in_flight",
+  /** The store could not be reached: retry later with the same key. */
+  unavailable: "unavailable",
+} as const;
+export type Refusal = (typeof Refusal)[keyof typeof Refusal];
