@@ -187,8 +187,10 @@ export interface ActionOptions {
 export interface Harness {
   /**
    * Calls `tool` once for this task and these arguments: runs it under a fresh claim, replays a recorded result,
-   * waits for the same call running elsewhere, or takes over a claim whose process stopped. Throws the tool's final
-   * error, `OutcomeUnknownError`, `ApprovalDeniedError` or `WaitTimeoutError`.
+   * waits for the same call running elsewhere, or takes over a claim whose process stopped. The arguments must be
+   * JSON (they are hashed into the key and recorded): anything else throws `CanonicalizationError` with its path
+   * before the ledger is touched. Throws the tool's final error, `OutcomeUnknownError`, `ApprovalDeniedError` or
+   * `WaitTimeoutError`.
    */
   call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R>;
   /** The idempotency key `call` would use, without calling. */
