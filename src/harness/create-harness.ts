@@ -1,6 +1,6 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
-import { idempotencyKey, sha256Hex } from "../key/idempotency-key.js";
+import { canonicalCallOf, idempotencyKey, sha256Hex } from "../key/idempotency-key.js";
 import { ledgerAdmin } from "./admin.js";
 import { type Call, type Core, emit, untilAborted } from "./call.js";
 import { isTool } from "./define-tool.js";
@@ -62,8 +62,14 @@ export function createHarness(options?: HarnessOptions): Harness {
       throw new TypeError("options.signal must be an AbortSignal");
     }
     const step = options?.step;
-    const key = keyOf(taskId, tool, args, step);
-    const argsText = canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH);
+    // Without an identity the key hashes the same canonical arguments the record keeps: compute them once.
+    let canonical: string | undefined;
+    const canonicalArgs = () => (canonical ??= canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH));
+    const key =
+      tool.identity === undefined
+        ? sha256Hex(canonicalCallOf(taskId, tool.name, canonicalArgs, step, DEFAULT_MAX_DEPTH))
+        : keyOf(taskId, tool, args, step);
+    const argsText = canonicalArgs();
     const argsHash = sha256Hex(argsText);
     const data: Call<A, R>["data"] = {
       v: 1,

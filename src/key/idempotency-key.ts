@@ -41,8 +41,27 @@ export function canonicalCall(
   options?: IdempotencyKeyOptions,
 ): string {
   const maxDepth = resolveMaxDepth(options?.maxDepth);
-  let out = `[${name("taskId", taskId)},${name("tool", tool)},${canonicalizeAt(args, "$.args", maxDepth)}`;
-  const step = options?.step;
+  return canonicalCallOf(
+    taskId,
+    tool,
+    () => canonicalizeAt(args, "$.args", maxDepth),
+    options?.step,
+    maxDepth,
+  );
+}
+
+/**
+ * `canonicalCall` for a caller that needs the canonical arguments for itself too (the harness records them), so
+ * that they are computed once. `argsText` runs after taskId and tool are checked, as in `canonicalCall`.
+ */
+export function canonicalCallOf(
+  taskId: string,
+  tool: string,
+  argsText: () => string,
+  step: string | number | undefined,
+  maxDepth: number,
+): string {
+  let out = `[${name("taskId", taskId)},${name("tool", tool)},${argsText()}`;
   if (step !== undefined) {
     if (typeof step !== "string" && typeof step !== "number") {
       throw new TypeError(`options.step must be a string or a number, got ${typeof step}`);
