@@ -1,0 +1,169 @@
+import type { InferToolInput, ToolExecutionOptions, ToolSet } from "ai";
+import { ToolCallError } from "../errors/tool-call-error.js";
+import { defineTool } from "../harness/define-tool.js";
+import { Effect, type Harness, type Tool } from "../harness/types.js";
+import { attach } from "./context.js";
+
+/** How one tool's calls are keyed and repeated. */
+export interface ToolPolicy<A> {
+  /** How the tool's side effect behaves when repeated; see `Effect`. */
+  effect: Effect;
+  /**
+   * The natural identity of a call, as `defineTool`'s `identity`: the key is derived from what it returns instead of
+   * from all the input, so a call the model re-words is still the same call.
+   * @default all the input
+   */
+  identity?: (input: A) => unknown;
+}
+
+export interface IdempotentToolsOptions<T extends ToolSet> {
+  /**
+   * The task every call belongs to: part of every key, so it decides which calls count as the same call. A string
+   * when the tools are wrapped per request, or a function of each call's execution options, typically reading the
+   * `experimental_context` given to `generateText` / `streamText`. Take it from what a replay repeats and a new
+   * request does not: the id of the user message being answered, a job id, a webhook delivery id. Never the tool
+   * call id, which the provider draws anew whenever a step is re-sampled.
+   * @example taskId: (options) => (options.experimental_context as { turnId: string }).turnId
+   */
+  taskId: string | ((options: ToolExecutionOptions) => string);
+  /**
+   * The effect (or the effect and identity) of every tool that has an `execute`, by name. A tool with an `execute`
+   * and no entry is a `TypeError`, so that none runs unguarded by mistake; tools without `execute` are passed
+   * through untouched.
+   * @example effects: { sendEmail: "keyed", searchDocs: "read", createTicket: { effect: "keyed", identity: (i) => i.subject } }
+   */
+  effects: { [K in keyof T]?: Effect | ToolPolicy<InferToolInput<T[K]>> };
+}
+
+/**
+ * Wraps the tools passed to `generateText` / `streamText` so that each `execute` runs through `harness.call` under
+ * a key derived from the task id, the tool's name and its input: the same call repeated by the model, by a retried
+ * step or by a whole run replayed after a crash takes effect once, and the repeat gets the recorded output.
+ * Everything the model sees (description, input schema, provider options) is the tool's own, unchanged; the key is
+ * never part of the input. A wrapped `execute` reads its key with `idemkeyContext(options)`.
+ *
+ * An `execute` must return JSON, which the ledger records; streaming tools (an `execute` returning an
+ * `AsyncIterable`) are refused.
+ *
+ * @example
+ * const result = await generateText({
+ *   model,
+ *   tools: idempotentTools(harness, { sendEmail, searchDocs }, {
+ *     taskId: `${chatId}:${userMessageId}`,
+ *     effects: { sendEmail: "keyed", searchDocs: "read" },
+ *   }),
+ *   messages,
+ * });
+ */
+export function idempotentTools<T extends ToolSet>(
+  harness: Harness,
+  tools: T,
+  options: IdempotentToolsOptions<T>,
+): T {
+  if (typeof harness !== "object" || harness === null || typeof harness.call !== "function") {
+    throw new TypeError("harness must be a harness made by createHarness()");
+  }
+  if (typeof tools !== "object" || tools === null) throw new TypeError("tools must be an object of tools");
+  if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
+  const taskIdOf = resolveTaskId(options.taskId);
+  const effects = (options.effects ?? {}) as { [name: string]: Effect | ToolPolicy<unknown> | undefined };
+  if (typeof effects !== "object") throw new TypeError("options.effects must be an object");
+  for (const name of Object.keys(effects)) {
+    if (!Object.hasOwn(tools, name)) throw new TypeError(`options.effects.${name} names no tool in tools`);
+  }
+
+  const wrapped: { [name: string]: unknown } = {};
+  for (const [name, tool] of Object.entries(tools as ToolSet)) {
+    const execute = tool.execute as ((input: unknown, options: ToolExecutionOptions) => unknown) | undefined;
+    if (typeof execute !== "function") {
+      wrapped[name] = tool;
+      continue;
+    }
+    const policy = resolvePolicy(name, effects[name]);
+    // Validates the policy now, once, rather than on the first call.
+    defineTool({ name, ...policy, run: () => null });
+    wrapped[name] = {
+      ...tool,
+      execute: async (input: unknown, executionOptions: ToolExecutionOptions) => {
+        const call: Tool<unknown, unknown> = defineTool({
+          name,
+          ...policy,
+          run: (args, ctx) => {
+            const output = execute(args, attach({ ...executionOptions, abortSignal: ctx.signal }, ctx));
+            if (isAsyncIterable(output)) {
+              throw new ToolCallError(
+                `The tool "${name}" streams its output (execute returned an AsyncIterable), which idemkey cannot ` +
+                  "record: return the final output instead",
+                { noEffect: true, retryable: false },
+              );
+            }
+            return output;
+          },
+        });
+        const signal = executionOptions.abortSignal;
+        return harness.call(taskIdOf(executionOptions), call, input, signal ? { signal } : undefined);
+      },
+    };
+  }
+  return wrapped as T;
+}
+
+function resolveTaskId(taskId: unknown): (options: ToolExecutionOptions) => string {
+  if (typeof taskId === "string") {
+    if (taskId.length === 0) throw new TypeError("options.taskId must be a non-empty string or a function");
+    return () => taskId;
+  }
+  if (typeof taskId !== "function") {
+    throw new TypeError(`options.taskId must be a non-empty string or a function, got ${typeof taskId}`);
+  }
+  return (options) => {
+    const id = taskId(options);
+    if (typeof id !== "string" || id.length === 0) {
+      throw new TypeError(`options.taskId must return a non-empty string, got ${describe(id)}`);
+    }
+    return id;
+  };
+}
+
+function resolvePolicy(name: string, entry: Effect | ToolPolicy<unknown> | undefined): ToolPolicy<unknown> {
+  if (entry === undefined) {
+    throw new TypeError(
+      `options.effects.${name} is missing: say how the tool "${name}" behaves when repeated ` +
+        '("read", "idempotent", "keyed" or "unguarded")',
+    );
+  }
+  if (typeof entry === "string") {
+    if (!EFFECTS.includes(entry)) {
+      throw new TypeError(
+        `options.effects.${name} must be one of ${EFFECTS.join(", ")}, got ${describe(entry)}`,
+      );
+    }
+    return { effect: entry };
+  }
+  if (typeof entry !== "object" || entry === null) {
+    throw new TypeError(
+      `options.effects.${name} must be an effect or { effect, identity }, got ${describe(entry)}`,
+    );
+  }
+  const { effect, identity } = entry;
+  if (!EFFECTS.includes(effect)) {
+    throw new TypeError(
+      `options.effects.${name}.effect must be one of ${EFFECTS.join(", ")}, got ${describe(effect)}`,
+    );
+  }
+  if (identity !== undefined && typeof identity !== "function") {
+    throw new TypeError(`options.effects.${name}.identity must be a function, got ${describe(identity)}`);
+  }
+  return identity === undefined ? { effect } : { effect, identity };
+}
+
+const EFFECTS: readonly string[] = Object.values(Effect);
+
+function isAsyncIterable(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return value === "" ? "an empty string" : JSON.stringify(value);
+  return value === null ? "null" : typeof value;
+}
