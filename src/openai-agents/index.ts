@@ -1,0 +1,2 @@
+export { idemkeyContext } from "./context.js";
+export { type IdempotencyOptions, idempotentTool } from "./tool.js";

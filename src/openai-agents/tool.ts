@@ -1,0 +1,111 @@
+import {
+  type FunctionTool,
+  type RunContext,
+  type ToolExecuteArgument,
+  type ToolInputParameters,
+  type ToolOptions,
+  type ToolOutputSchema,
+  tool,
+  type UnknownContext,
+} from "@openai/agents";
+import { defineTool } from "../harness/define-tool.js";
+import type { Effect, Harness } from "../harness/types.js";
+import { attach } from "./context.js";
+
+type Details = Parameters<FunctionTool["invoke"]>[2];
+
+/** What `idempotentTool` takes besides the SDK's own `tool()` options. */
+export interface IdempotencyOptions<TParameters extends ToolInputParameters, Context> {
+  /** How the tool's side effect behaves when repeated; see `Effect`. */
+  effect: Effect;
+  /**
+   * The task every call belongs to, from the run context the application passed to `run(agent, input, { context })`:
+   * part of every key, so it decides which calls count as the same call. The context is saved with the `RunState`,
+   * so a run resumed after an approval or a crash finds the same task id. Take it from what a replay repeats and a
+   * new request does not: a ticket or job id, the id of the user message being answered, a webhook delivery id.
+   * Never the tool call id, which the model draws anew whenever a turn is re-sampled.
+   * @example taskId: (runContext) => runContext.context.ticketId
+   */
+  taskId: (runContext: RunContext<Context>) => string;
+  /**
+   * The natural identity of a call, as `defineTool`'s `identity`: the key is derived from what it returns instead of
+   * from all the input, so a call the model re-words is still the same call.
+   * @default all the (parsed) input
+   */
+  identity?: (input: ToolExecuteArgument<TParameters>) => unknown;
+}
+
+/**
+ * The SDK's `tool()`, with `execute` run through `harness.call` under a key derived from the task id, the tool's
+ * name and its parsed input: a call repeated by a resumed `RunState`, a re-run turn or a replayed run takes effect
+ * once, and the repeat gets the recorded output. Everything else (name, description, parameters, `needsApproval`,
+ * `errorFunction`) is the SDK's, unchanged, so the model sees the same tool. `execute` reads its key with
+ * `idemkeyContext(details)` and must return JSON (a string, say), which the ledger records.
+ *
+ * Wrapping `execute` rather than a finished `FunctionTool` is deliberate: the SDK turns a thrown error into text for
+ * the model inside the tool, so a wrapper around it would record a transient failure as the call's output.
+ *
+ * @example
+ * const refund = idempotentTool(harness, {
+ *   name: "refund",
+ *   description: "Refund a payment.",
+ *   parameters: z.object({ paymentId: z.string(), cents: z.number() }),
+ *   needsApproval: true,
+ *   effect: "keyed",
+ *   taskId: (runContext) => runContext.context.ticketId,
+ *   execute: async (input, runContext, details) => payments.refund(input, idemkeyContext(details)?.idempotencyKey),
+ * });
+ */
+export function idempotentTool<
+  TParameters extends ToolInputParameters = undefined,
+  Context = UnknownContext,
+  Result = string,
+  TOutputSchema extends ToolOutputSchema | undefined = undefined,
+>(
+  harness: Harness,
+  options: ToolOptions<TParameters, Context, TOutputSchema> & IdempotencyOptions<TParameters, Context>,
+): ReturnType<typeof tool<TParameters, Context, Result, TOutputSchema>> {
+  if (typeof harness !== "object" || harness === null || typeof harness.call !== "function") {
+    throw new TypeError("harness must be a harness made by createHarness()");
+  }
+  if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
+  const { effect, taskId, identity, execute, ...rest } = options;
+  if (typeof taskId !== "function") {
+    throw new TypeError(`options.taskId must be a function of the run context, got ${typeof taskId}`);
+  }
+  if (typeof execute !== "function") throw new TypeError("options.execute must be a function");
+  const name = typeof rest.name === "string" && rest.name.length > 0 ? rest.name : execute.name;
+  // Validates effect and identity now, once, with the SDK's own rules for the name still to come.
+  defineTool({
+    name: name || "tool",
+    effect,
+    identity: identity as ((args: unknown) => unknown) | undefined,
+    run: () => null,
+  });
+
+  type Input = ToolExecuteArgument<TParameters>;
+  const made = tool<TParameters, Context, Result, TOutputSchema>({
+    ...rest,
+    execute: async (input: Input, runContext?: RunContext<Context>, details?: Details) => {
+      if (runContext === undefined) {
+        throw new TypeError(`The tool "${made.name}" needs the run context to know its task id`);
+      }
+      const id = taskId(runContext);
+      if (typeof id !== "string" || id.length === 0) {
+        throw new TypeError(
+          `options.taskId must return a non-empty string, got ${id === "" ? "an empty string" : typeof id}`,
+        );
+      }
+      const call = defineTool<Input, unknown>({
+        // The SDK's name, as the model sees it: the key must not change when the name is normalised.
+        name: made.name,
+        effect,
+        identity,
+        run: (args, ctx) => execute(args, runContext, attach({ ...details, signal: ctx.signal }, ctx)),
+      });
+      const signal = details?.signal;
+      return harness.call(id, call, input, signal ? { signal } : undefined);
+    },
+  } as ToolOptions<TParameters, Context, TOutputSchema>);
+  return made;
+}
