@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateText, stepCountIs, streamText, type ToolExecutionOptions, tool } from "ai";
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { idemkeyContext, idempotentTools } from "../../src/ai/index.js";
 import { createHarness, type HarnessEvent, idempotencyKey, ToolCallError } from "../../src/index.js";
@@ -324,5 +324,23 @@ describe("idempotentTools options", () => {
 
   it("gives no context to a tool called outside idempotentTools", () => {
     expect(idemkeyContext({ toolCallId: "c", messages: [] })).toBeUndefined();
+  });
+
+  it("keeps the tools' types, and types identity by the tool's input", () => {
+    const original = appTools(join(dir, "unused.jsonl"));
+    const wrapped = idempotentTools(harness, original, {
+      taskId: "t",
+      effects: {
+        sendEmail: {
+          effect: "keyed",
+          identity: (input) => {
+            expectTypeOf(input).toEqualTypeOf<{ to: string; subject: string }>();
+            return input.to;
+          },
+        },
+        lookupOrder: "read",
+      },
+    });
+    expectTypeOf(wrapped).toEqualTypeOf<typeof original>();
   });
 });

@@ -15,7 +15,7 @@ import {
   tool,
   Usage,
 } from "@openai/agents";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { createHarness, type Harness, type HarnessEvent, idempotencyKey } from "../../src/index.js";
 import { idemkeyContext, idempotentTool } from "../../src/openai-agents/index.js";
@@ -282,5 +282,25 @@ describe("idempotentTool options", () => {
     const output = await made.invoke(new RunContext({}), JSON.stringify(NOTE));
     expect(String(output)).toMatch(/An error occurred/);
     expect(runs).toBe(0);
+  });
+
+  it("types execute's and identity's input from the parameters, and the task id from the context", () => {
+    const made = idempotentTool(createHarness(), {
+      ...base,
+      effect: "keyed",
+      taskId: (runContext: RunContext<Ctx>) => {
+        expectTypeOf(runContext.context).toEqualTypeOf<Ctx>();
+        return runContext.context.ticketId;
+      },
+      identity: (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ text: string }>();
+        return input.text;
+      },
+      execute: async (input) => {
+        expectTypeOf(input).toEqualTypeOf<{ text: string }>();
+        return input.text;
+      },
+    });
+    expectTypeOf(made.name).toEqualTypeOf<string>();
   });
 });
