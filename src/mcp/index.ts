@@ -1,10 +1,6 @@
 export { type McpArguments, type McpCallClient, type McpToolOptions, mcpTool } from "./client-tool.js";
-export {
-  type McpDedupe,
-  type McpDedupeOptions,
-  type McpHandlerExtra,
-  mcpDedupe,
-} from "./dedupe.js";
+export { type McpDedupe, mcpDedupe } from "./dedupe.js";
+export type { McpDedupeOptions, McpHandlerExtra } from "./dedupe-options.js";
 export { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
 export {
   annotatedEffect,

@@ -1,0 +1,95 @@
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Store } from "../store/types.js";
+
+/** What `mcpDedupe` reads of a tool handler's `extra`: the request `_meta` and the authenticated caller. */
+export interface McpHandlerExtra {
+  _meta?: { [name: string]: unknown } | undefined;
+  authInfo?: { clientId: string } | undefined;
+}
+
+export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtra> {
+  /**
+   * Where keys and saved tool results live: any idemkey store. Records go under the `mcp:` prefix, so the harness
+   * ledger and the HTTP middleware can share the store. Use one that every instance of the server reaches.
+   */
+  store: Store;
+  /**
+   * Names the caller, so that keys are per caller: one caller can never replay or block another's call. The default
+   * is the authenticated client of the request (`extra.authInfo.clientId`, set by the SDK's bearer-auth middleware
+   * on HTTP transports), and one global scope where there is none, which is right for a stdio server: it has one
+   * client, the process that started it. Return a user or tenant id when one OAuth client acts for many users.
+   * Never scope by `extra.sessionId`: a client that reconnects after a failure gets a new session, and its retry
+   * would then not be recognised.
+   * @default (extra) => extra.authInfo?.clientId ?? ""
+   * @example scope: (extra) => String(extra.authInfo?.extra?.userId)
+   */
+  scope?: (extra: Extra) => string | Promise<string>;
+  /**
+   * Whether a call without a key is refused (`key_missing`). By default it runs unprotected, because most MCP
+   * clients send no key.
+   * @default false
+   */
+  required?: boolean;
+  /**
+   * How long a running call holds its key, in milliseconds; renewed every third of it while the tool runs. Only
+   * matters when the server dies mid-call: the key is then refused as in flight for at most this long, after which a
+   * retry runs the tool again.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /**
+   * How long a saved result is replayed, in milliseconds, from when it was saved. After it, the same key runs the
+   * tool again. Remove expired records with `store.purge()`.
+   * @default 86400000 (24 hours)
+   */
+  retentionMs?: number;
+  /**
+   * Decides whether a result is saved (and replayed to retries) or the key is released so that a retry runs the tool
+   * again. Return `undefined` for the default: save unless it is an error result.
+   * @default (result) => result.isError !== true
+   */
+  save?: (result: CallToolResult) => boolean | undefined;
+}
+
+interface Resolved<Extra> {
+  store: Store;
+  scope: (extra: Extra) => string | Promise<string>;
+  required: boolean;
+  leaseMs: number;
+  retentionMs: number;
+  save: (result: CallToolResult) => boolean | undefined;
+}
+
+export function resolveOptions<Extra extends McpHandlerExtra>(
+  options: McpDedupeOptions<Extra>,
+): Resolved<Extra> {
+  if (typeof options !== "object" || options === null) {
+    throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
+  }
+  const store = options.store as Partial<Store> | undefined;
+  for (const method of ["claim", "update", "delete"] as const) {
+    if (typeof store?.[method] !== "function") {
+      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
+    }
+  }
+  const resolved: Resolved<Extra> = {
+    store: options.store,
+    scope: options.scope ?? ((extra) => extra.authInfo?.clientId ?? ""),
+    required: options.required ?? false,
+    leaseMs: positive("leaseMs", options.leaseMs, 30_000),
+    retentionMs: positive("retentionMs", options.retentionMs, 24 * 60 * 60 * 1000),
+    save: options.save ?? (() => undefined),
+  };
+  if (typeof resolved.scope !== "function") throw new TypeError("options.scope must be a function");
+  if (typeof resolved.required !== "boolean") throw new TypeError("options.required must be a boolean");
+  if (typeof resolved.save !== "function") throw new TypeError("options.save must be a function");
+  return resolved;
+}
+
+function positive(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
+    throw new TypeError(`options.${name} must be a finite number > 0, got ${String(value)}`);
+  }
+  return value;
+}
