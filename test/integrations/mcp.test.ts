@@ -78,23 +78,26 @@ const fastRetries = { minDelayMs: 1, maxDelayMs: 5, jitter: false };
 describe("mcpTool and mcpDedupe over the SDK's in-memory transport", () => {
   it("retries a call whose response was lost with the same key; the server replays it: one effect", async () => {
     const file = effectsFile();
-    let dropped = 0;
+    let lost = false;
     const { client, wire } = await connect(issueServer(memoryStore(), file), {
-      drop: (m) => "result" in m && "structuredContent" in m.result && dropped++ === 0,
+      drop: (m) => {
+        if (lost || !("result" in m && "structuredContent" in m.result)) return false;
+        lost = true;
+        return true;
+      },
     });
     const events: HarnessEvent[] = [];
     const harness = createHarness({ retry: fastRetries, onEvent: (e) => events.push(e) });
-    const tool = mcpTool(client, { name: "create_issue", effect: "keyed", timeoutMs: 300 });
+    const tool = mcpTool(client, { name: "create_issue", effect: "keyed", timeoutMs: 500 });
 
     const result = await harness.call("conversation-1", tool, ARGS);
 
     const key = idempotencyKey("conversation-1", "create_issue", ARGS);
-    expect(dropped).toBe(2);
-    expect(wire.calls).toEqual([
-      { name: "create_issue", key, args: ARGS },
-      { name: "create_issue", key, args: ARGS },
-    ]);
-    expect(events.map((e) => e.type)).toEqual(["retried", "executed"]);
+    // On a loaded machine a replay may time out as well and be retried again: what matters is the same key each time.
+    expect(wire.calls.length).toBeGreaterThanOrEqual(2);
+    expect(wire.calls).toEqual(wire.calls.map(() => ({ name: "create_issue", key, args: ARGS })));
+    expect(events[0]?.type).toBe("retried");
+    expect(events.at(-1)?.type).toBe("executed");
     expect(result._meta?.[REPLAYED_META]).toBe(true);
     const effects = readEffects(file);
     expect(effects).toHaveLength(1);
