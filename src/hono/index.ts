@@ -1,7 +1,7 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { IdempotencyOptions } from "../owner/options.js";
-import { readAtMost, toFetchResponse } from "../owner/response-body.js";
+import { toFetchResponse } from "../owner/response-body.js";
 
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
@@ -18,8 +18,9 @@ export interface IdempotencyMiddleware extends MiddlewareHandler {
  * `IdempotencyOptions`; `scope` receives the `Context`.
  *
  * Mount it after authentication (so `scope` can name the caller) and before the handlers it protects. It reads the
- * request body from a clone, so handlers read it as usual, and it waits for the whole response body before sending
- * it, so it does not suit streamed responses.
+ * request body through Hono's body cache, so handlers must read it through `c.req` (`json()`, `text()`,
+ * `parseBody()`, validators), not from `c.req.raw`. It waits for the whole response body before sending it, so it
+ * does not suit streamed responses.
  *
  * @example app.post("/charges", idempotency({ store, scope: (c) => c.get("accountId") }), createCharge)
  */
@@ -51,19 +52,23 @@ export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMi
       throw error;
     }
     const response = c.res;
-    let body: Uint8Array | undefined;
+    let bytes: Uint8Array;
     try {
-      body = await readAtMost(response.clone().body, lock.maxResponseBytes);
+      bytes = new Uint8Array(await response.arrayBuffer());
     } catch (error) {
       await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
       throw error;
     }
+    const body = bytes.byteLength <= lock.maxResponseBytes ? bytes : undefined;
     await lock.finish({
       status: response.status,
       headers: response.headers,
       body,
       threw: c.error !== undefined,
     });
+    // Read once and rebuilt, which is far cheaper than a clone; unset first so that Hono does not merge the two.
+    c.res = undefined as unknown as Response;
+    c.res = toFetchResponse({ status: response.status, headers: [...response.headers], body: bytes });
     return undefined;
   }
 
@@ -76,7 +81,10 @@ function requestTarget(url: string): string {
   return start === -1 ? "/" : url.slice(start);
 }
 
-/** From a clone when the body is still unread (a handler may read `c.req.raw`); else from Hono's body cache. */
+/**
+ * Through Hono's body cache, from which `c.req.json()`, `text()`, `parseBody()` and validators read it again; a
+ * clone of `c.req.raw` would leave the raw body unread, but costs several times more.
+ */
 function readBody(c: Context): Promise<ArrayBuffer> {
-  return c.req.raw.bodyUsed ? c.req.arrayBuffer() : c.req.raw.clone().arrayBuffer();
+  return c.req.arrayBuffer();
 }

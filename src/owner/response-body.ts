@@ -11,32 +11,6 @@ export function toFetchResponse(response: OwnerResponse): Response {
   return new Response(body, { status: response.status, headers });
 }
 
-/**
- * Reads a Fetch body stream up to `max` bytes: the bytes, or `undefined` as soon as there are more, in which case
- * the rest is not read (the stream is cancelled).
- */
-export async function readAtMost(
-  stream: ReadableStream<Uint8Array> | null,
-  max: number,
-): Promise<Uint8Array | undefined> {
-  if (stream === null) return new Uint8Array(0);
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      // Not awaited: cancelling one branch of a tee settles only once the other branch is done too.
-      reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return concat(chunks, total);
-}
-
 export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
   const out = new Uint8Array(total);
