@@ -22,7 +22,7 @@ export interface IdempotencyErrorEvent {
  * three. `Req` is the framework's request: Hono's `Context`, Express's `Request`, Fastify's `FastifyRequest`.
  *
  * @example
- * app.use("/v1/*", idempotency({ store: sqliteStore({ path: "idem.db" }), scope: (c) => c.get("accountId") }));
+ * app.use("/v1/*", idempotency({ store: sqliteStore("idem.db"), scope: (c) => c.get("accountId") }));
  */
 export interface IdempotencyOptions<Req> {
   /**
