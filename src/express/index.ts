@@ -117,9 +117,10 @@ function capture(res: Response, lock: Lock): void {
     res.writeHead = writeHead as unknown as Response["writeHead"];
     const body = total <= lock.maxResponseBytes ? Buffer.concat(chunks, total) : undefined;
     const headers = responseHeaders(res, headArguments);
+    // `finish` reports its own failures and never rejects; the response goes out whatever happened to the save.
     void lock
       .finish({ status: res.statusCode, headers, body, threw: false })
-      .then(() => end.apply(res, args));
+      .finally(() => end.apply(res, args));
     return res;
   } as unknown as Response["end"];
 }

@@ -92,7 +92,13 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
       if (!state) return payload;
       running.delete(request);
       const { lock, threw } = state;
-      const captured = await capturePayload(payload, reply);
+      let captured: Captured;
+      try {
+        captured = await capturePayload(payload, reply);
+      } catch (error) {
+        await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
+        throw error;
+      }
       const body = captured.bytes.byteLength <= lock.maxResponseBytes ? captured.bytes : undefined;
       await lock.finish({ status: captured.status, headers: captured.headers, body, threw });
       return captured.payload;

@@ -93,7 +93,15 @@ export function startLock(
       finished = true;
       clearInterval(timer);
       const { status, threw, body } = response;
-      if (!options.save({ status, threw })) {
+      let save: boolean;
+      try {
+        save = options.save({ status, threw });
+      } catch (error) {
+        // A failing hook must not leave the key held for ever; releasing lets the client's retry decide.
+        report("save", error);
+        save = false;
+      }
+      if (!save) {
         try {
           await store.delete(recordKey, { token });
         } catch (error) {

@@ -243,6 +243,22 @@ export function ownerSuite(
       expect(saving.owner.effects).toHaveLength(1);
     });
 
+    it("still answers, and releases the key, when the save hook throws", async () => {
+      const hookError = new Error("save hook bug");
+      const { app, owner, errors } = await start({
+        save: () => {
+          throw hookError;
+        },
+      });
+      expect((await app.request(charge("key-1"))).status).toBe(201);
+      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBeUndefined();
+      expect(owner.effects).toHaveLength(2);
+      expect(errors.map((e) => [e.phase, e.error])).toEqual([
+        ["save", hookError],
+        ["save", hookError],
+      ]);
+    });
+
     it("answers 503 when the store fails, and never runs the handler", async () => {
       const errors: IdempotencyErrorEvent[] = [];
       const owner = newOwner();
