@@ -7,6 +7,7 @@ import { Mode, type WorkerConfig } from "./protocol.js";
 import { makePlan } from "./schedule.js";
 import { supervise } from "./supervisor.js";
 import { type ModeReport, tally } from "./tally.js";
+import { workerEntry } from "./worker-entry.js";
 
 export type { LedgerOption } from "./ledger.js";
 export { Mode } from "./protocol.js";
@@ -61,6 +62,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const root = mkdtempSync(join(tmpdir(), "idemkey-demo-"));
   const modes: ModeReport[] = [];
   try {
+    const entry = await workerEntry(root);
     for (const mode of o.modes) {
       o.signal?.throwIfAborted();
       const dir = join(root, mode);
@@ -79,6 +81,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         const stats = await supervise({
           plan,
           config,
+          entry,
           workers: o.workers,
           timeoutMs: o.timeoutMs,
           signal: o.signal,

@@ -1,8 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
-import { createRequire } from "node:module";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import type { FromWorker, Job, ToWorker, WorkerConfig } from "./protocol.js";
 import type { Kill, NetFault, Plan } from "./schedule.js";
+import type { WorkerEntry } from "./worker-entry.js";
 
 /** What the supervisor saw of one mode's run (the owners keep their own record of the effects). */
 export interface Stats {
@@ -23,6 +22,7 @@ export interface Stats {
 export interface SuperviseOptions {
   plan: Plan;
   config: WorkerConfig;
+  entry: WorkerEntry;
   workers: number;
   timeoutMs: number;
   signal?: AbortSignal | undefined;
@@ -32,10 +32,6 @@ export interface SuperviseOptions {
 
 /** A task replayed this many times is stuck, not unlucky: every scheduled kill is in runs 1 and 2. */
 const MAX_RUNS = 6;
-
-const WORKER = fileURLToPath(new URL("./worker/main.ts", import.meta.url));
-/** Workers are TypeScript, run through tsx's loader, found from here rather than from the current directory. */
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 interface Worker {
   child: ChildProcess;
@@ -47,12 +43,12 @@ interface Worker {
 
 /**
  * Runs every task of the plan on `workers` worker processes and restarts each worker that dies: the job it was
- * running is replayed from the start (the next run of that copy) by the next free worker. A task scheduled as a
+ * running is queued again, to be replayed from the start (the next run of that copy) by a free worker. A task scheduled as a
  * concurrent duplicate is given to two workers at the same moment. A spare worker is kept started, so that a
  * restart does not wait for a process to boot.
  */
 export function supervise(options: SuperviseOptions): Promise<Stats> {
-  const { plan, config, workers, timeoutMs, signal, onProgress } = options;
+  const { plan, config, entry, workers, timeoutMs, signal, onProgress } = options;
   const stats: Stats = { calls: {}, kills: [], net: [], unknown: [], concurrent: 0, failures: [] };
   const unknownSeen = new Set<string>();
   const index = new Map(plan.tasks.map((t, i) => [t.id, i]));
@@ -99,8 +95,8 @@ export function supervise(options: SuperviseOptions): Promise<Stats> {
     }
 
     function start(): Worker {
-      const child = fork(WORKER, [JSON.stringify(config)], {
-        execArgv: ["--import", TSX],
+      const child = fork(entry.script, [JSON.stringify(config)], {
+        execArgv: entry.execArgv,
         stdio: ["ignore", "ignore", "pipe", "ipc"],
       });
       const worker: Worker = { child, ready: false, job: undefined, dying: undefined, stderr: "" };
@@ -153,6 +149,11 @@ export function supervise(options: SuperviseOptions): Promise<Stats> {
     function onExit(worker: Worker, code: number | null, sig: NodeJS.Signals | null) {
       alive.delete(worker);
       if (finished) return;
+      if (sig === "SIGINT" || sig === "SIGTERM") {
+        // Ctrl-C reaches the whole process group: the run is being stopped, not a worker crashing.
+        finish(new Error(`a worker was stopped by ${sig}`));
+        return;
+      }
       const { job, dying } = worker;
       if (job !== undefined) {
         const planned = dying !== undefined && sig === "SIGKILL";
@@ -167,8 +168,9 @@ export function supervise(options: SuperviseOptions): Promise<Stats> {
           stats.failures.push(`${job.task.id} was replayed ${job.run} times without finishing`);
           settle(job.task.id);
         } else {
-          // Replayed from the start, ahead of the tasks not begun yet.
-          queue.unshift([jobFor(index.get(job.task.id)!, job.copy, job.run + 1)]);
+          // Replayed from the start, after the tasks already waiting: by then a killed call's lease has run out,
+          // so the replay takes it over at once instead of holding a worker while it waits.
+          queue.push([jobFor(index.get(job.task.id)!, job.copy, job.run + 1)]);
         }
       } else {
         stats.failures.push(`an idle worker exited (${sig ?? `exit code ${code}`}): ${worker.stderr.trim()}`);
