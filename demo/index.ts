@@ -64,7 +64,7 @@ function progress(): { onProgress: ChaosOptions["onProgress"]; stop(): void } {
   if (!process.stdout.isTTY) return { onProgress: undefined, stop() {} };
   const bars = new cliProgress.MultiBar(
     {
-      format: " {mode} |{bar}| {value}/{total} tasks, {crashes} crashes",
+      format: " {mode} |{bar}| {value}/{total} tasks, crashes: {crashes}",
       hideCursor: true,
       clearOnComplete: false,
     },

@@ -57,7 +57,7 @@ export interface ChaosReport {
  * the same fault schedule, workers supervised until every task finished; then the owners' own records counted.
  */
 export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport> {
-  const o = resolve(options);
+  const o = resolveOptions(options);
   const plan = makePlan(o.seed, o.tasks);
   const root = mkdtempSync(join(tmpdir(), "idemkey-demo-"));
   const modes: ModeReport[] = [];
@@ -106,7 +106,9 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     modes,
     problems,
     ok: problems.length === 0,
-    replay: `npm run demo -- --seed ${o.seed} --tasks ${o.tasks} --workers ${o.workers}`,
+    replay:
+      `npm run demo -- --seed ${o.seed} --tasks ${o.tasks} --workers ${o.workers}` +
+      (o.ledger === "sqlite" ? "" : ` --ledger ${o.ledger.kind}`),
   };
 }
 
@@ -139,7 +141,7 @@ interface Resolved {
 
 const MODES: readonly Mode[] = Object.values(Mode);
 
-function resolve(options: ChaosOptions): Resolved {
+function resolveOptions(options: ChaosOptions): Resolved {
   const integer = (name: string, value: unknown, fallback: number, min: number, max: number) => {
     if (value === undefined) return fallback;
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
