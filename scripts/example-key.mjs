@@ -1,4 +1,4 @@
-// The README's first command: derive a key with the built CLI, then show that member order does not change it.
+// npm run example:key: derive a key with the built CLI, then show that member order does not change it.
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
