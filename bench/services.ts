@@ -1,0 +1,57 @@
+import { Redis } from "ioredis";
+import pg from "pg";
+
+/** Where the benchmarks find PostgreSQL and Redis: the same variables and defaults as the tests. */
+export const PG_URL = process.env.IDEMKEY_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
+export const REDIS_URL = process.env.IDEMKEY_REDIS_URL || "redis://127.0.0.1:6379";
+
+/** A connected pool, or `undefined` after one line saying why the PostgreSQL rows are left out. */
+export async function connectPostgres(): Promise<pg.Pool | undefined> {
+  const pool = new pg.Pool({ connectionString: PG_URL, connectionTimeoutMillis: 3_000, max: 10 });
+  try {
+    await pool.query("SELECT 1");
+    return pool;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    unreachable("PostgreSQL", "IDEMKEY_PG_URL", PG_URL, error);
+    return undefined;
+  }
+}
+
+/** A connected ioredis client, or `undefined` after one line saying why the Redis rows are left out. */
+export async function connectRedis(): Promise<Redis | undefined> {
+  const client = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 3_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  try {
+    await client.connect();
+    await client.ping();
+    return client;
+  } catch (error) {
+    client.disconnect();
+    unreachable("Redis", "IDEMKEY_REDIS_URL", REDIS_URL, error);
+    return undefined;
+  }
+}
+
+/** Deletes every key under `prefix` (taken literally), a page at a time, so a run leaves nothing behind. */
+export async function deleteKeys(redis: Redis, prefix: string): Promise<void> {
+  const pattern = `${prefix.replace(/[*?[\]{}\\]/g, "\\$&")}*`;
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    if (keys.length > 0) await redis.unlink(...keys);
+    cursor = next;
+  } while (cursor !== "0");
+}
+
+function unreachable(name: string, variable: string, url: string, error: unknown): void {
+  const safe = url.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@");
+  console.log(
+    `bench: ${name} rows skipped: nothing answers at ${safe} (${(error as Error)?.message || String(error)}); ` +
+      `start ${name} or set ${variable}`,
+  );
+}
