@@ -1,0 +1,170 @@
+import { IdempotencyConfig, makeIdempotent } from "@aws-lambda-powertools/idempotency";
+import { CachePersistenceLayer } from "@aws-lambda-powertools/idempotency/cache";
+import { createClient } from "@redis/client";
+import { createHarness, defineTool } from "../src/harness/index.js";
+import { type NodeRedisLike, redisStore } from "../src/redis/index.js";
+import { small } from "./payloads.js";
+import { inRounds } from "./rounds.js";
+import { connectRedis, deleteKeys, REDIS_URL } from "./services.js";
+import { REDIS_PREFIX } from "./stores.js";
+import { printTable } from "./table.js";
+
+const POWERTOOLS_PREFIX = "idemkey-bench-powertools";
+const REPLAYS = 1000;
+/** Target (issue 5): idemkey's overhead per call at most this many times Powertools'. */
+const TARGET = 0.8;
+
+type Payload = typeof small & { n: number };
+const payload = (n: number): Payload => ({ ...small, n });
+
+/** Counts the commands a library sends through a client, so the table can say how many round trips a call costs. */
+function counted<T extends object>(
+  client: T,
+  methods: readonly (keyof T)[],
+): { client: T; sent: () => number } {
+  let sent = 0;
+  const wrapper = {} as T;
+  for (const method of methods) {
+    const fn = client[method] as (...args: unknown[]) => unknown;
+    (wrapper as Record<keyof T, unknown>)[method] = (...args: unknown[]) => {
+      sent++;
+      return fn.apply(client, args);
+    };
+  }
+  return { client: wrapper, sent: () => sent };
+}
+
+/**
+ * idemkey's harness on `redisStore` against `makeIdempotent` from `@aws-lambda-powertools/idempotency` with its
+ * `CachePersistenceLayer`, on the same Redis, making the same no-op async function idempotent for the same payload:
+ * fresh payloads (claim, run, save) and replays of completed ones. idemkey runs on both clients it supports; the
+ * node-redis rows share Powertools' very connection.
+ */
+export async function benchPowertools(): Promise<void> {
+  const io = await connectRedis();
+  if (io === undefined) return;
+  const node = createClient({ url: REDIS_URL });
+  await node.connect();
+  await deleteKeys(io, REDIS_PREFIX);
+  await deleteKeys(io, POWERTOOLS_PREFIX);
+
+  const ran = { idemkey: 0, powertools: 0 };
+  const tool = defineTool({
+    name: "sendReport",
+    effect: "keyed",
+    run: async (args: Payload) => {
+      ran.idemkey++;
+      return { ok: true, n: args.n };
+    },
+  });
+  const bare = async (args: Payload) => ({ ok: true, n: args.n });
+
+  const ioCount = counted(io, ["evalsha", "eval", "get"]);
+  const nodeCount = counted(node as unknown as NodeRedisLike, ["evalSha", "eval", "get"]);
+  const onIo = createHarness({ store: redisStore(ioCount.client, { prefix: REDIS_PREFIX }) });
+  const onNode = createHarness({ store: redisStore(nodeCount.client, { prefix: REDIS_PREFIX }) });
+
+  const ptCount = counted(node, ["get", "set", "del"]);
+  const config = new IdempotencyConfig({});
+  // Outside Lambda there is no remaining time; without one Powertools warns on every call and sets no in-progress
+  // expiry. 30 s matches idemkey's default lease.
+  config.registerLambdaContext({ getRemainingTimeInMillis: () => 30_000 } as Parameters<
+    IdempotencyConfig["registerLambdaContext"]
+  >[0]);
+  const powertools = makeIdempotent(
+    async (args: Payload) => {
+      ran.powertools++;
+      return { ok: true, n: args.n };
+    },
+    {
+      persistenceStore: new CachePersistenceLayer({ client: ptCount.client }),
+      config,
+      keyPrefix: POWERTOOLS_PREFIX,
+    },
+  );
+
+  for (let i = 0; i < REPLAYS; i++) {
+    await onIo.call("pt-io-replay", tool, payload(i));
+    await onNode.call("pt-node-replay", tool, payload(i));
+    await powertools(payload(-1 - i));
+  }
+  const next = { ioFresh: 0, nodeFresh: 0, ptFresh: 0, ioReplay: 0, nodeReplay: 0, ptReplay: 0 };
+  const contenders: Record<string, { run: () => Promise<unknown>; sent: () => number }> = {
+    "bare function": { run: () => bare(payload(0)), sent: () => 0 },
+    "one GET round trip (node-redis)": { run: () => node.get("idemkey-bench-absent"), sent: () => 0 },
+    "idemkey fresh (ioredis)": {
+      run: () => onIo.call("pt-io-fresh", tool, payload(next.ioFresh++)),
+      sent: ioCount.sent,
+    },
+    "idemkey fresh (node-redis)": {
+      run: () => onNode.call("pt-node-fresh", tool, payload(next.nodeFresh++)),
+      sent: nodeCount.sent,
+    },
+    "Powertools fresh (node-redis)": { run: () => powertools(payload(next.ptFresh++)), sent: ptCount.sent },
+    "idemkey replay (ioredis)": {
+      run: () => onIo.call("pt-io-replay", tool, payload(next.ioReplay++ % REPLAYS)),
+      sent: ioCount.sent,
+    },
+    "idemkey replay (node-redis)": {
+      run: () => onNode.call("pt-node-replay", tool, payload(next.nodeReplay++ % REPLAYS)),
+      sent: nodeCount.sent,
+    },
+    "Powertools replay (node-redis)": {
+      run: () => powertools(payload(-1 - (next.ptReplay++ % REPLAYS))),
+      sent: ptCount.sent,
+    },
+  };
+
+  // Round trips per call, counted on a few calls of each before timing (the counters are shared per client).
+  const trips = new Map<string, number>();
+  for (const [name, { run, sent }] of Object.entries(contenders)) {
+    const before = sent();
+    for (let i = 0; i < 20; i++) await run();
+    trips.set(name, (sent() - before) / 20);
+  }
+
+  const latency = await inRounds(
+    Object.fromEntries(Object.entries(contenders).map(([name, { run }]) => [name, run])),
+    { rounds: 6, sliceMs: 250 },
+  );
+
+  // Each fresh call ran its function once and no replay ran it: counted in the functions themselves.
+  const freshCalls = next.ioFresh + next.nodeFresh;
+  if (ran.idemkey !== 2 * REPLAYS + freshCalls || ran.powertools !== REPLAYS + next.ptFresh) {
+    throw new Error(`powertools bench: a replay ran its function (${JSON.stringify({ ran, next })})`);
+  }
+
+  const floor = latency.get("bare function")!.p50;
+  const overhead = (name: string) => latency.get(name)!.p50 - floor;
+  const rows = [...latency].map(([name, l]) => [
+    name,
+    l.p50.toFixed(1),
+    l.p99.toFixed(1),
+    String(trips.get(name) ?? 0),
+    String(l.count),
+  ]);
+  printTable(
+    "idemkey vs AWS Powertools idempotency on one local Redis: µs per call of a no-op async function",
+    ["contender", "p50", "p99", "round trips", "calls"],
+    rows,
+  );
+  const ratio = (kind: "fresh" | "replay", client: "ioredis" | "node-redis") => {
+    const r = overhead(`idemkey ${kind} (${client})`) / overhead(`Powertools ${kind} (node-redis)`);
+    return [`${kind}, idemkey on ${client}`, r.toFixed(2), r <= TARGET ? "met" : "NOT met"];
+  };
+  printTable(
+    `overhead per call at p50 (call minus bare function), idemkey / Powertools; target <= ${TARGET}`,
+    ["keys", "ratio", "target"],
+    [
+      ratio("fresh", "node-redis"),
+      ratio("fresh", "ioredis"),
+      ratio("replay", "node-redis"),
+      ratio("replay", "ioredis"),
+    ],
+  );
+
+  await deleteKeys(io, REDIS_PREFIX);
+  await deleteKeys(io, POWERTOOLS_PREFIX);
+  io.disconnect();
+  await node.quit();
+}
