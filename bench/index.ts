@@ -1,11 +1,15 @@
 import { cpus } from "node:os";
 import { benchHarness } from "./harness.js";
 import { benchKey } from "./key.js";
+import { benchMiddleware } from "./middleware.js";
+import { benchPowertools } from "./powertools.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
 const sections: Record<string, () => Promise<void>> = {
   key: benchKey,
-  harness: () => benchHarness(),
+  harness: benchHarness,
+  powertools: benchPowertools,
+  middleware: benchMiddleware,
 };
 
 const wanted = process.argv.slice(2);

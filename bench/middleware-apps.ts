@@ -1,0 +1,85 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { serve } from "@hono/node-server";
+import express from "express";
+import Fastify from "fastify";
+import { type Context, Hono } from "hono";
+import { idempotency as expressIdempotency } from "../src/express/index.js";
+import { idempotency as fastifyIdempotency } from "../src/fastify/index.js";
+import { idempotency as honoIdempotency } from "../src/hono/index.js";
+import type { Store } from "../src/store/types.js";
+
+/** What the server tells the benchmark over IPC. */
+export type ServerMessage = { type: "ready"; port: number } | { type: "runs"; runs: number };
+/** What the benchmark asks: how many times the handler ran so far, or to stop. */
+export type BenchMessage = { type: "runs" } | { type: "close" };
+
+export const FRAMEWORKS = ["hono", "express", "fastify"] as const;
+export type Framework = (typeof FRAMEWORKS)[number];
+
+/** The path of the handler behind the middleware on one store (`undefined`: the bare handler). */
+export const chargesPath = (slug: string | undefined) =>
+  slug === undefined ? "/bare/charges" : `/idem/${slug}/charges`;
+
+interface Charge {
+  amount: number;
+  currency: string;
+}
+
+let runs = 0;
+/** How many times the handler ran, counted by the handler itself. */
+export const handlerRuns = () => runs;
+const charge = (body: Charge) => {
+  runs++;
+  return { id: `ch_${runs}`, amount: body.amount, currency: body.currency, status: "succeeded" };
+};
+
+type Listening = { port: number; close: () => Promise<void> };
+
+/** Each framework's app: one handler, bare and behind one idemkey middleware per store (by slug). */
+export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Listening>> = {
+  async hono(stores) {
+    const app = new Hono();
+    const createCharge = async (c: Context) => c.json(charge(await c.req.json<Charge>()), 201);
+    app.post(chargesPath(undefined), createCharge);
+    for (const [slug, store] of stores) app.post(chargesPath(slug), honoIdempotency({ store }), createCharge);
+    let server!: ReturnType<typeof serve>;
+    const port = await new Promise<number>((resolve) => {
+      server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) =>
+        resolve(info.port),
+      );
+    });
+    return { port, close: async () => void server.close() };
+  },
+  async express(stores) {
+    const app = express();
+    const createCharge = (req: express.Request, res: express.Response) => {
+      res.status(201).json(charge(req.body as Charge));
+    };
+    app.post(chargesPath(undefined), express.json(), createCharge);
+    for (const [slug, store] of stores) {
+      app.post(chargesPath(slug), express.json(), expressIdempotency({ store }), createCharge);
+    }
+    const server: Server = await new Promise((resolve) => {
+      const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+    });
+    return { port: (server.address() as AddressInfo).port, close: async () => void server.close() };
+  },
+  async fastify(stores) {
+    const app = Fastify({ logger: false });
+    const createCharge = async (request: { body: unknown }, reply: { code(status: number): unknown }) => {
+      reply.code(201);
+      return charge(request.body as Charge);
+    };
+    app.post(chargesPath(undefined), createCharge);
+    // The plugin applies to the context it is registered in: one child context per store keeps each to its route.
+    for (const [slug, store] of stores) {
+      await app.register(async (child) => {
+        await child.register(fastifyIdempotency({ store }));
+        child.post(chargesPath(slug), createCharge);
+      });
+    }
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    return { port: (app.server.address() as AddressInfo).port, close: () => app.close() };
+  },
+};

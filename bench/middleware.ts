@@ -1,0 +1,222 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import autocannon from "autocannon";
+import { type BenchMessage, chargesPath, FRAMEWORKS, type ServerMessage } from "./middleware-apps.js";
+import { benchOwnerEngine } from "./owner-engine.js";
+import { availableStores, type StoreName, storeSlug } from "./stores.js";
+import { printTable } from "./table.js";
+
+const CONNECTIONS = 10;
+/**
+ * Every row gets ROUNDS slices of SLICE_S seconds (autocannon counts whole seconds), all rows of a framework taking
+ * turns, after WARMUP requests.
+ */
+const ROUNDS = 3;
+const SLICE_S = 1;
+const WARMUP = 300;
+/** Keys completed before timing, replayed in turn. */
+const REPLAY_KEYS = 50;
+/** Targets (issue 4): fresh keys at least this fraction of the bare handler on SQLite; replays at least as fast. */
+const FRESH_TARGET = 0.7;
+const BODY = JSON.stringify({
+  amount: 1999,
+  currency: "eur",
+  customer: "cus_91xk2",
+  description: "Order 8812",
+});
+const SERVER = fileURLToPath(new URL("./middleware-server.ts", import.meta.url));
+
+/** The owner in its own process, driven over IPC. */
+interface Server {
+  url: string;
+  /** How many times the handler ran, once no request is still being served. */
+  runs(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function startServer(framework: string, stores: readonly StoreName[]): Promise<Server> {
+  // The server gets a process (and, on two cores, a core) of its own, so that autocannon's client work does not
+  // run on the event loop being measured. fork() passes on tsx's loader flags through process.execArgv.
+  const child: ChildProcess = fork(SERVER, [framework, ...stores], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const next = () =>
+    new Promise<ServerMessage>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`middleware server exited with ${code}`));
+      child.once("exit", onExit);
+      child.once("message", (message: ServerMessage) => {
+        child.off("exit", onExit);
+        resolve(message);
+      });
+    });
+  const first = await next();
+  if (first.type !== "ready") throw new Error(`middleware server said ${JSON.stringify(first)}`);
+  const ask = async () => {
+    const reply = next();
+    child.send({ type: "runs" } satisfies BenchMessage);
+    const message = await reply;
+    if (message.type !== "runs") throw new Error(`middleware server said ${JSON.stringify(message)}`);
+    return message.runs;
+  };
+  return {
+    url: `http://127.0.0.1:${first.port}`,
+    async runs() {
+      // Requests autocannon left in flight when it stopped may still reach the handler: wait until none does.
+      let last = await ask();
+      for (;;) {
+        await sleep(20);
+        const now = await ask();
+        if (now === last) return now;
+        last = now;
+      }
+    },
+    async close() {
+      const exited = once(child, "exit");
+      child.send({ type: "close" } satisfies BenchMessage);
+      await exited;
+    },
+  };
+}
+
+interface Load {
+  ok: number;
+  seconds: number;
+  /** Latency means weighted by responses, summed: divided by `ok`, the mean in milliseconds. */
+  latencyMs: number;
+}
+
+/** Loads one route for `seconds`, or for `amount` requests. */
+async function load(
+  url: string,
+  key: () => string,
+  length: { seconds: number } | { amount: number },
+): Promise<Load> {
+  const result = await autocannon({
+    url,
+    method: "POST",
+    connections: CONNECTIONS,
+    ...("seconds" in length ? { duration: length.seconds } : { amount: length.amount }),
+    headers: { "content-type": "application/json" },
+    body: BODY,
+    requests: [
+      {
+        setupRequest: (request) => {
+          request.headers = { ...request.headers, "idempotency-key": key() };
+          return request;
+        },
+      },
+    ],
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    throw new Error(
+      `middleware bench: ${url} answered ${result.non2xx} non-2xx responses and ${result.errors} errors ` +
+        `(${JSON.stringify(result.statusCodeStats)})`,
+    );
+  }
+  return { ok: result["2xx"], seconds: result.duration, latencyMs: result.latency.average * result["2xx"] };
+}
+
+/** Completes the replay keys on one route and checks that a retry is answered from the store. */
+async function completeReplayKeys(url: string): Promise<void> {
+  const post = async (key: string) => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: BODY,
+    });
+    await response.arrayBuffer();
+    return response;
+  };
+  for (let i = 0; i < REPLAY_KEYS; i++) {
+    const response = await post(`replay-${i}`);
+    if (response.status !== 201) throw new Error(`middleware bench: ${url} answered ${response.status}`);
+  }
+  const again = await post("replay-0");
+  if (again.headers.get("idempotent-replayed") !== "true") {
+    throw new Error(`middleware bench: ${url} did not replay a completed key`);
+  }
+}
+
+interface Row {
+  store: StoreName | undefined;
+  kind: "bare handler" | "fresh keys" | "replays";
+  path: string;
+  key: () => string;
+  total: Load;
+}
+
+/**
+ * Requests per second through the idemkey middleware of each framework on each store, with a new Idempotency-Key
+ * per request (claim, handler, save) and with completed keys (replay, no handler), beside the same handler without
+ * the middleware, all on one loopback server per framework; first the engine alone, without HTTP.
+ */
+export async function benchMiddleware(): Promise<void> {
+  const stores = await availableStores();
+  await benchOwnerEngine(stores);
+  const table: string[][] = [];
+  for (const framework of FRAMEWORKS) {
+    const server = await startServer(framework, stores);
+    let fresh = 0;
+    const newKey = () => `fresh-${fresh++}`;
+    const empty = () => ({ ok: 0, seconds: 0, latencyMs: 0 });
+    // The bare handler gets a key too, so that autocannon does the same work for every row.
+    const rows: Row[] = [
+      { store: undefined, kind: "bare handler", path: chargesPath(undefined), key: newKey, total: empty() },
+    ];
+    for (const store of stores) {
+      const path = chargesPath(storeSlug(store));
+      await completeReplayKeys(server.url + path);
+      let replay = 0;
+      const replayKey = () => `replay-${replay++ % REPLAY_KEYS}`;
+      rows.push({ store, kind: "fresh keys", path, key: newKey, total: empty() });
+      rows.push({ store, kind: "replays", path, key: replayKey, total: empty() });
+    }
+    for (const row of rows) await load(server.url + row.path, row.key, { amount: WARMUP });
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const row of rows) {
+        const before = await server.runs();
+        const result = await load(server.url + row.path, row.key, { seconds: SLICE_S });
+        const ran = (await server.runs()) - before;
+        // Counted by the handler itself: each answer ran it once (plus requests autocannon cut off), a replay never.
+        const honest =
+          row.kind === "replays" ? ran === 0 : ran >= result.ok && ran <= result.ok + CONNECTIONS;
+        if (!honest) {
+          throw new Error(
+            `middleware bench: ${framework} ${row.store} ${row.kind}: ${result.ok} answers, the handler ran ${ran} times`,
+          );
+        }
+        row.total.ok += result.ok;
+        row.total.seconds += result.seconds;
+        row.total.latencyMs += result.latencyMs;
+      }
+    }
+    await server.close();
+    const rps = (row: Row) => row.total.ok / row.total.seconds;
+    const bare = rps(rows[0]!);
+    for (const row of rows) {
+      const ratio = rps(row) / bare;
+      let target = "";
+      if (row.kind === "replays") target = `>= 1: ${ratio >= 1 ? "met" : "NOT met"}`;
+      if (row.kind === "fresh keys" && row.store === "SQLite file") {
+        target = `>= ${FRESH_TARGET}: ${ratio >= FRESH_TARGET ? "met" : "NOT met"}`;
+      }
+      table.push([
+        framework,
+        row.store ?? "-",
+        row.kind,
+        rps(row).toFixed(0),
+        ratio.toFixed(2),
+        (row.total.latencyMs / row.total.ok).toFixed(2),
+        target,
+      ]);
+    }
+  }
+  printTable(
+    `idemkey middleware over loopback: requests per second, ${CONNECTIONS} connections, ` +
+      `${ROUNDS} × ${SLICE_S} s per row, rows taking turns`,
+    ["framework", "store", "requests", "req/s", "x bare", "mean ms", "target"],
+    table,
+  );
+}
