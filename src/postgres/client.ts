@@ -1,5 +1,4 @@
-import { IdemkeyError } from "../errors/idemkey-error.js";
-import { StoreError } from "../errors/store-error.js";
+import { guardStore } from "../store/guard.js";
 
 /**
  * The one method the store needs: a `pg.Pool`, a `pg.Client`, PGlite, or any client with the same shape. Values are
@@ -20,39 +19,12 @@ export interface PoolLike {
   connect(): Promise<PoolClientLike>;
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/** Table and schema names are spliced into SQL, so only plain identifiers pass; otherwise a `TypeError` naming the option. */
-export function checkIdentifier(where: string, value: unknown): string {
-  if (typeof value !== "string" || !IDENTIFIER.test(value)) {
-    throw new TypeError(
-      `${where} must be a plain SQL identifier (a letter or _, then letters, digits or _, at most 63), got ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
-}
-
 /** `"schema"."name"`, quoted so that the name is used exactly as given. */
 export const qualified = (schema: string, name: string): string => `"${schema}"."${name}"`;
 
-/** Runs one store operation, turning driver and server failures into a `StoreError`; idemkey's own errors pass. */
-export async function guard<T>(
-  operation: string,
-  key: string | undefined,
-  run: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof IdemkeyError || error instanceof TypeError) throw error;
-    const about = key === undefined ? "" : ` of key ${JSON.stringify(key)}`;
-    throw new StoreError(
-      "postgres",
-      operation,
-      key,
-      `postgres store: ${operation}${about} failed: ${(error as Error)?.message ?? String(error)}. ` +
-        "It may or may not have been applied; calling again is safe once PostgreSQL answers.",
-      { cause: error },
-    );
-  }
+export { checkIdentifier } from "../store/identifier.js";
+
+/** `guardStore` for PostgreSQL. */
+export function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
+  return guardStore("postgres", operation, key, run);
 }

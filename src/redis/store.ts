@@ -1,5 +1,4 @@
-import { IdemkeyError } from "../errors/idemkey-error.js";
-import { StoreError } from "../errors/store-error.js";
+import { guardStore } from "../store/guard.js";
 import type { ClaimResult, Expect, RecordPatch, Store, StoreOptions, StoreRecord } from "../store/types.js";
 import { type RedisClientLike, script, scriptRunner } from "./client.js";
 import { CLAIM, DELETE, LIST, PURGE, UPDATE } from "./scripts.js";
@@ -210,23 +209,6 @@ function rangeStart(prefix: string | undefined, after: string | undefined): stri
   return prefix === undefined ? "-" : `[${prefix}`;
 }
 
-async function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (error instanceof IdemkeyError || error instanceof TypeError) throw error;
-    const about = key === undefined ? "" : ` of key ${JSON.stringify(key)}`;
-    throw new StoreError(
-      "redis",
-      operation,
-      key,
-      `redis store: ${operation}${about} failed: ${(error as Error)?.message ?? String(error)}. ` +
-        "It may or may not have been applied; calling again is safe once Redis answers.",
-      { cause: error },
-    );
-  }
-}
-
 function resolveOptions(options: RedisStoreOptions) {
   if (typeof options !== "object" || options === null)
     throw new TypeError("redisStore: options must be an object");
@@ -245,4 +227,8 @@ function resolveOptions(options: RedisStoreOptions) {
     throw new TypeError(`redisStore: options.ttlMarginMs must be a non-negative integer, got ${ttlMarginMs}`);
   }
   return { clock, prefix, ttlMarginMs };
+}
+
+function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
+  return guardStore("redis", operation, key, run);
 }

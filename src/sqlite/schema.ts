@@ -2,19 +2,9 @@ import type { Database } from "better-sqlite3";
 import { SchemaVersionError } from "../errors/schema-version-error.js";
 
 /** One row per idemkey table in this database file: the table's name and the schema version it is at. */
+export { checkIdentifier } from "../store/identifier.js";
+
 export const META_TABLE = "idemkey_meta";
-
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-/** Table names are spliced into SQL, so only plain identifiers pass; anything else is a `TypeError` naming the option. */
-export function checkIdentifier(where: string, value: unknown): string {
-  if (typeof value !== "string" || !IDENTIFIER.test(value)) {
-    throw new TypeError(
-      `${where} must be a plain SQL identifier (a letter or _, then letters, digits or _, at most 63), got ${JSON.stringify(value)}`,
-    );
-  }
-  return value;
-}
 
 /**
  * Brings `table` to the newest version: `migrations[i]` is the SQL taking it from version `i` to `i + 1`. Runs in an

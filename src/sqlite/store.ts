@@ -1,5 +1,5 @@
 import BetterSqlite3 from "better-sqlite3";
-import { applyPatch, matches, newRecord } from "../store/record.js";
+import { applyPatch, decideClaim, matches } from "../store/record.js";
 import type {
   ClaimInput,
   ClaimResult,
@@ -138,29 +138,9 @@ function prepare(db: Database, table: string) {
   );
   // An expired row is absent: a claim replaces it whole.
   const claim = db.transaction((key: string, input: ClaimInput, now: number): ClaimResult => {
-    const existing = selectLive.get(key, now);
-    if (!existing) {
-      const record = newRecord(key, input, now);
-      put.run(record);
-      return { status: "claimed", record };
-    }
-    if (
-      existing.state === "pending" &&
-      existing.leaseUntil !== null &&
-      existing.leaseUntil <= now &&
-      existing.fingerprint === input.fingerprint
-    ) {
-      const record: StoreRecord = {
-        ...existing,
-        token: input.token,
-        leaseUntil: now + input.leaseMs,
-        updatedAt: now,
-        expiresAt: Math.max(existing.expiresAt, now + input.ttlMs),
-      };
-      put.run(record);
-      return { status: "taken_over", record, previous: existing };
-    }
-    return { status: "exists", record: existing };
+    const decision = decideClaim(key, selectLive.get(key, now), input, now);
+    if (decision.status !== "exists") put.run(decision.record);
+    return decision;
   });
   const update = db.transaction(
     (key: string, expect: Expect, patch: RecordPatch, now: number): StoreRecord | undefined => {

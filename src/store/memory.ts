@@ -1,4 +1,4 @@
-import { applyPatch, matches, newRecord } from "./record.js";
+import { applyPatch, decideClaim, matches } from "./record.js";
 import type {
   ClaimInput,
   ClaimResult,
@@ -28,29 +28,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   return {
     async claim(key: string, input: ClaimInput): Promise<ClaimResult> {
       const now = clock();
-      const existing = live(key, now);
-      if (!existing) {
-        const record = newRecord(key, input, now);
-        records.set(key, record);
-        return { status: "claimed", record: { ...record } };
-      }
-      if (
-        existing.state === "pending" &&
-        existing.leaseUntil !== null &&
-        existing.leaseUntil <= now &&
-        existing.fingerprint === input.fingerprint
-      ) {
-        const record: StoreRecord = {
-          ...existing,
-          token: input.token,
-          leaseUntil: now + input.leaseMs,
-          updatedAt: now,
-          expiresAt: Math.max(existing.expiresAt, now + input.ttlMs),
-        };
-        records.set(key, record);
-        return { status: "taken_over", record: { ...record }, previous: { ...existing } };
-      }
-      return { status: "exists", record: { ...existing } };
+      const decision = decideClaim(key, live(key, now), input, now);
+      if (decision.status === "exists") return { status: "exists", record: { ...decision.record } };
+      records.set(key, decision.record);
+      // Copies, so that a caller mutating what it got cannot change the stored record.
+      return decision.status === "claimed"
+        ? { status: "claimed", record: { ...decision.record } }
+        : { status: "taken_over", record: { ...decision.record }, previous: { ...decision.previous } };
     },
     async get(key: string) {
       const record = live(key, clock());

@@ -1,4 +1,4 @@
-import type { ClaimInput, Expect, RecordPatch, StoreRecord } from "./types.js";
+import type { ClaimInput, ClaimResult, Expect, RecordPatch, StoreRecord } from "./types.js";
 
 /** Shared by the stores that keep records as objects; SQL and Lua stores express the same rules in their language. */
 export function newRecord(key: string, input: ClaimInput, now: number): StoreRecord {
@@ -38,4 +38,33 @@ export function applyPatch(record: StoreRecord, patch: RecordPatch, now: number)
     updatedAt: now,
     expiresAt: patch.ttlMs !== undefined ? now + patch.ttlMs : record.expiresAt,
   };
+}
+
+/**
+ * What a claim on `key` does, given the live record (or none): the one rule every store applies, in its own
+ * transaction. A store that keeps records as objects writes `record` back unless the status is `exists`.
+ */
+export function decideClaim(
+  key: string,
+  existing: StoreRecord | undefined,
+  input: ClaimInput,
+  now: number,
+): ClaimResult {
+  if (!existing) return { status: "claimed", record: newRecord(key, input, now) };
+  if (
+    existing.state === "pending" &&
+    existing.leaseUntil !== null &&
+    existing.leaseUntil <= now &&
+    existing.fingerprint === input.fingerprint
+  ) {
+    const record: StoreRecord = {
+      ...existing,
+      token: input.token,
+      leaseUntil: now + input.leaseMs,
+      updatedAt: now,
+      expiresAt: Math.max(existing.expiresAt, now + input.ttlMs),
+    };
+    return { status: "taken_over", record, previous: existing };
+  }
+  return { status: "exists", record: existing };
 }
