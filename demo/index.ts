@@ -8,13 +8,16 @@ import cliProgress from "cli-progress";
 import { renderSummary, renderTables } from "./render.js";
 import { type ChaosOptions, type ChaosReport, type LedgerOption, runChaos } from "./run.js";
 
-const USAGE = `Usage: npm run demo -- [--tasks N] [--seed S] [--workers W] [--ledger sqlite|postgres|redis] [--json]
+const USAGE = `Usage: npm run demo -- [--tasks N] [--seed S] [--workers W] [--ledger sqlite|postgres|redis] [--keep DIR]
+                       [--json]
 
   --tasks N     tasks per mode (default 40)
   --seed S      seeds the tasks and the fault schedule; the same seed replays the same run (default 7)
   --workers W   worker processes, at least 2 (default 3)
   --ledger L    idemkey mode's ledger: sqlite (default, a temporary file), postgres (IDEMKEY_PG_URL) or redis
                 (IDEMKEY_REDIS_URL)
+  --keep DIR    keep idemkey mode's SQLite ledger as DIR/ledger.db, to look at with
+                idemkey inspect --store sqlite:DIR/ledger.db
   --json        print the report as JSON instead of tables`;
 
 function options(): { json: boolean; chaos: ChaosOptions } {
@@ -24,6 +27,7 @@ function options(): { json: boolean; chaos: ChaosOptions } {
       seed: { type: "string", short: "s" },
       workers: { type: "string", short: "w" },
       ledger: { type: "string" },
+      keep: { type: "string" },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -46,6 +50,7 @@ function options(): { json: boolean; chaos: ChaosOptions } {
   if (seed !== undefined) chaos.seed = seed;
   if (workers !== undefined) chaos.workers = workers;
   if (values.ledger !== undefined) chaos.ledger = ledger(values.ledger);
+  if (values.keep !== undefined) chaos.keep = values.keep;
   return { json: values.json, chaos };
 }
 
@@ -119,6 +124,11 @@ async function main(): Promise<number> {
     else {
       console.log(`FAILED:\n${report.problems.map((p) => `  - ${p}`).join("\n")}`);
       console.log(`Replay this run with: ${report.replay}`);
+    }
+    if (report.kept) {
+      console.log(
+        `\nLedger kept: ${report.kept}\nLook at it with: npm run inspect -- --store sqlite:${report.kept}`,
+      );
     }
   }
   return report.ok ? 0 : 1;

@@ -1,6 +1,6 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { freshLedger, type LedgerOption, ledgerName } from "./ledger.js";
 import { startOwners } from "./owners/index.js";
 import { Mode, type WorkerConfig } from "./protocol.js";
@@ -30,6 +30,13 @@ export interface ChaosOptions {
    * @default 1500
    */
   leaseMs?: number;
+  /**
+   * A directory to keep the idemkey mode's SQLite ledger in, as `ledger.db`, after the run, for
+   * `idemkey inspect --store sqlite:<dir>/ledger.db`. Created if missing; refused if it already holds a `ledger.db`,
+   * so that two runs never mix. SQLite ledger only.
+   * @default none: the ledger goes with the run's temporary directory
+   */
+  keep?: string;
   /** Gives up on a mode that runs longer than this, in milliseconds. @default 180000 */
   timeoutMs?: number;
   /** Stops the run: workers are killed, owners closed and the temporary directory removed. */
@@ -50,6 +57,8 @@ export interface ChaosReport {
   ok: boolean;
   /** The command that replays this run. */
   replay: string;
+  /** The path of the kept SQLite ledger, with `keep`. */
+  kept?: string;
 }
 
 /**
@@ -61,6 +70,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const plan = makePlan(o.seed, o.tasks);
   const root = mkdtempSync(join(tmpdir(), "idemkey-demo-"));
   const modes: ModeReport[] = [];
+  if (o.keep !== undefined) mkdirSync(o.keep, { recursive: true });
   try {
     const entry = await workerEntry(root);
     for (const mode of o.modes) {
@@ -68,7 +78,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       const dir = join(root, mode);
       mkdirSync(dir);
       const owners = await startOwners(dir);
-      const ledger = mode === Mode.idemkey ? freshLedger(o.ledger, dir) : undefined;
+      const ledger = mode === Mode.idemkey ? freshLedger(o.ledger, o.keep ?? dir) : undefined;
       try {
         const config: WorkerConfig = {
           mode,
@@ -109,6 +119,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     replay:
       `npm run demo -- --seed ${o.seed} --tasks ${o.tasks} --workers ${o.workers}` +
       (o.ledger === "sqlite" ? "" : ` --ledger ${o.ledger.kind}`),
+    ...(o.keep !== undefined && o.modes.includes(Mode.idemkey) ? { kept: join(o.keep, "ledger.db") } : {}),
   };
 }
 
@@ -135,6 +146,7 @@ interface Resolved {
   ledger: LedgerOption;
   leaseMs: number;
   timeoutMs: number;
+  keep: string | undefined;
   signal: AbortSignal | undefined;
   onProgress: ChaosOptions["onProgress"];
 }
@@ -166,6 +178,17 @@ function resolveOptions(options: ChaosOptions): Resolved {
       'options.ledger must be "sqlite", { kind: "postgres", url } or { kind: "redis", url }',
     );
   }
+  if (options.keep !== undefined) {
+    if (typeof options.keep !== "string" || options.keep === "") {
+      throw new TypeError("options.keep must be a directory path");
+    }
+    if (ledger !== "sqlite") throw new TypeError("options.keep works with the SQLite ledger only");
+    if (existsSync(join(options.keep, "ledger.db"))) {
+      throw new TypeError(
+        `options.keep: ${join(options.keep, "ledger.db")} exists; remove it or keep elsewhere`,
+      );
+    }
+  }
   if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
     throw new TypeError("options.onProgress must be a function");
   }
@@ -177,6 +200,7 @@ function resolveOptions(options: ChaosOptions): Resolved {
     ledger,
     leaseMs: integer("leaseMs", options.leaseMs, 1_500, 100, 60_000),
     timeoutMs: integer("timeoutMs", options.timeoutMs, 180_000, 1_000, 3_600_000),
+    keep: options.keep === undefined ? undefined : resolve(options.keep),
     signal: options.signal,
     onProgress: options.onProgress,
   };
