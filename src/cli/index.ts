@@ -2,6 +2,9 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { IdemkeyError } from "../errors/idemkey-error.js";
+import { isLoopback } from "../inspector/loopback.js";
+import { checkName } from "../inspector/options.js";
+import { DEFAULT_REDACT } from "../inspector/redact.js";
 import { canonicalize } from "../key/canonicalize.js";
 import { idempotencyKey } from "../key/idempotency-key.js";
 
@@ -15,14 +18,34 @@ Usage:
       --step is taken as a JSON number when it is one, otherwise as a string.
   idemkey canon [<json>]
       Prints the RFC 8785 canonical form of the JSON (or of standard input).
+  idemkey inspect --store <url> [--port <n>] [--read-only] [--user <name>] [--redact <fields>]
+                  [--token <token>] [--host <addr> --allow-remote]
+      Serves the ledger inspector, a web page of every keyed call with approve, deny and resolve,
+      on http://127.0.0.1:<port>/ until interrupted. <url> is sqlite:<path>,
+      postgres://...[?table=&schema=] (needs pg) or redis://...[?prefix=] (needs ioredis).
+      --port       0 (the default) picks a free port; the URL printed says which.
+      --read-only  hides the actions; their endpoints answer 403.
+      --user       who the actions are recorded as done by when the page names no one
+                   (default: the operating system user).
+      --redact     the fields masked in arguments and results, comma-separated, matched
+                   case-insensitively anywhere in a name ("none" masks nothing; default:
+                   ${DEFAULT_REDACT.join(",")}).
+      --token      the token actions need (16+ characters; default: a random one, printed).
+      --host       the address to listen on (default 127.0.0.1); anything but loopback also
+                   needs --allow-remote, and then every request needs the token (plain HTTP:
+                   trusted networks only).
   idemkey --help | --version
 
-Exit codes: 0 success, 2 bad input (one line on stderr says what and where).`;
+Exit codes: 0 success, 1 the store or the port failed, 2 bad input (one line on stderr says what and
+where).`;
 
 /** A usage or input problem: one line on stderr, exit code 2, never a stack trace. */
 class UsageError extends Error {}
 
-function main(argv: string[]): string {
+/** The input was fine but the world was not (a store that does not answer, a port in use): one line, exit 1. */
+class RunError extends Error {}
+
+function main(argv: string[]): string | Promise<string | undefined> {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
@@ -37,6 +60,8 @@ function main(argv: string[]): string {
       return keyCommand(rest);
     case "canon":
       return canonCommand(rest);
+    case "inspect":
+      return inspectCommand(rest);
     default:
       throw new UsageError(`unknown command "${command}"; run idemkey --help`);
   }
@@ -65,6 +90,91 @@ function canonCommand(argv: string[]): string {
   if (values.help) return HELP;
   if (positionals.length > 1) throw new UsageError("canon takes one JSON argument; quote it");
   return canonicalize(parseJson(positionals[0] ?? readStdin("<json>"), "the input"));
+}
+
+async function inspectCommand(argv: string[]): Promise<string | undefined> {
+  const { values, positionals } = parse(argv, {
+    store: { type: "string" },
+    port: { type: "string" },
+    host: { type: "string" },
+    "allow-remote": { type: "boolean" },
+    token: { type: "string" },
+    "read-only": { type: "boolean" },
+    redact: { type: "string" },
+    user: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  });
+  if (values.help) return HELP;
+  if (positionals.length > 0)
+    throw new UsageError(`unexpected argument "${positionals[0]}"; run idemkey --help`);
+  if (!values.store) {
+    throw new UsageError("missing --store <url> (sqlite:./ledger.db, postgres://... or redis://...)");
+  }
+  const port = values.port === undefined ? 0 : Number(values.port);
+  if (!/^\d+$/.test(values.port ?? "0") || port > 65_535) {
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got "${values.port}"`);
+  }
+  const host = values.host ?? "127.0.0.1";
+  if (!isLoopback(host) && !values["allow-remote"]) {
+    throw new UsageError(
+      `--host ${host} is not a loopback address; add --allow-remote to serve other machines`,
+    );
+  }
+  if (values.token !== undefined && values.token.length < 16) {
+    throw new UsageError("--token must be at least 16 characters");
+  }
+  const redact = values.redact === undefined ? undefined : parseRedact(values.redact);
+  const user = values.user === undefined ? undefined : checkName("--user", values.user);
+
+  const { openStore, parseStoreUrl, serveInspector } = await import("../inspector/index.js");
+  parseStoreUrl(values.store);
+  const opened = await openStore(values.store);
+  try {
+    // Fails here, in one line, rather than on the page: a wrong password, a server not running.
+    await opened.store.list({ prefix: "call:", limit: 1 });
+  } catch (error) {
+    await opened.close().catch(() => {});
+    throw new RunError(`cannot read the ledger at ${opened.label}: ${(error as Error).message}`);
+  }
+  let served: Awaited<ReturnType<typeof serveInspector>>;
+  try {
+    served = await serveInspector({
+      store: opened.store,
+      label: opened.label,
+      host,
+      port,
+      allowRemote: values["allow-remote"] === true,
+      readOnly: values["read-only"] === true,
+      ...(values.token === undefined ? {} : { token: values.token }),
+      ...(redact === undefined ? {} : { redact }),
+      ...(user === undefined ? {} : { user }),
+    });
+  } catch (error) {
+    await opened.close().catch(() => {});
+    throw new RunError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
+  }
+  process.stdout.write(
+    `idemkey inspector for ${opened.label}${values["read-only"] ? " (read-only)" : ""}\n` +
+      `  open ${served.url}#token=${encodeURIComponent(served.token)}\n` +
+      `  token: ${served.token} (actions need it; the page reads it from the URL's #fragment, never sent to the server)\n` +
+      "  Ctrl-C stops it.\n",
+  );
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await served.close();
+  await opened.close().catch(() => {});
+  return undefined;
+}
+
+function parseRedact(text: string): string[] {
+  if (text.trim() === "none") return [];
+  const fields = text.split(",").map((f) => f.trim());
+  if (fields.some((f) => f === "")) {
+    throw new UsageError(`--redact takes field names separated by commas, got "${text}"`);
+  }
+  return fields;
 }
 
 type ParseOptions = NonNullable<Parameters<typeof parseArgs>[0]>["options"];
@@ -103,11 +213,15 @@ function version(): string {
 }
 
 try {
-  process.stdout.write(`${main(process.argv.slice(2))}\n`);
+  const output = await main(process.argv.slice(2));
+  if (output !== undefined) process.stdout.write(`${output}\n`);
 } catch (error) {
   if (error instanceof UsageError || error instanceof IdemkeyError || error instanceof TypeError) {
     process.stderr.write(`idemkey: ${error.message}\n`);
     process.exitCode = 2;
+  } else if (error instanceof RunError) {
+    process.stderr.write(`idemkey: ${error.message}\n`);
+    process.exitCode = 1;
   } else {
     throw error;
   }

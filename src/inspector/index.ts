@@ -1,0 +1,11 @@
+export { TOKEN_HEADER } from "./guard.js";
+export { createInspector, type Inspector } from "./inspector.js";
+export { isLoopback } from "./loopback.js";
+export type { InspectorOptions } from "./options.js";
+export { DEFAULT_REDACT, REDACTED, redactor } from "./redact.js";
+export { PROBLEM_BASE } from "./respond.js";
+export { type ServedInspector, type ServeOptions, serveInspector } from "./serve.js";
+export type { Observation } from "./snapshot.js";
+export { type OpenedStore, openStore, parseStoreUrl, type StoreUrl } from "./store-url.js";
+export { StoreUrlError } from "./store-url-error.js";
+export type { CallDetail, CallSummary } from "./views.js";

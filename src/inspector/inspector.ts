@@ -1,0 +1,226 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { LedgerStateError } from "../errors/ledger-state-error.js";
+import { StoreError } from "../errors/store-error.js";
+import { createHarness } from "../harness/create-harness.js";
+import { PREFIX } from "../harness/ledger.js";
+import type { RecordState } from "../store/types.js";
+import { checkHost, checkSameOrigin, checkToken, TOKEN_HEADER } from "./guard.js";
+import { checkName, type InspectorOptions, resolveInspectorOptions } from "./options.js";
+import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page/index.js";
+import { redactor } from "./redact.js";
+import { BodyError, Problem, readJson, send, sendJson, sendProblem } from "./respond.js";
+import { scanner, toRow } from "./snapshot.js";
+import { changeStream } from "./stream.js";
+import { counts, detail, listCalls, listTasks, STATES, timeline } from "./views.js";
+
+export interface Inspector {
+  /** The token actions need in the `x-idemkey-token` header (the one given, or the generated one). */
+  readonly token: string;
+  /** The `node:http` request listener serving the page and its API. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
+  /** Ends the live streams and stops polling; the store stays open (it is the caller's). */
+  close(): void;
+}
+
+/** Data endpoints answer from a ledger read at most this old, so that a page's burst of requests reads it once. */
+const FRESH_MS = 250;
+/** The largest action body: a resolve's result. */
+const BODY_LIMIT = 1024 * 1024;
+const KEY = /^[0-9a-f]{64}$/;
+
+/**
+ * The ledger inspector: a small web page, and the JSON API it reads, over the ledger in `store`. It lists every
+ * keyed call with its state, attempts, lease and times, draws a timeline per task, and lets a person approve or
+ * deny a parked call and resolve an unknown outcome through the harness's own `approve`, `deny` and `resolve`,
+ * recorded with who did it. Serve it with `node:http` (or `serveInspector`) on loopback.
+ *
+ * @example
+ * const inspector = createInspector({ store: sqliteStore("./ledger.db") });
+ * http.createServer(inspector.handle).listen(8080, "127.0.0.1");
+ */
+export function createInspector(options: InspectorOptions): Inspector {
+  const o = resolveInspectorOptions(options);
+  const harness = createHarness({ store: o.store, ttlMs: o.ttlMs, clock: o.clock });
+  const scan = scanner(o.store, o.maxRecords, o.clock);
+  const stream = changeStream(scan, o.pollMs);
+  const redact = redactor(o.redact);
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://inspector");
+    const path = url.pathname;
+    const method = req.method ?? "GET";
+    const hostRefusal = checkHost(req, o.remote);
+    if (hostRefusal) return sendProblem(res, hostRefusal.problem, hostRefusal.detail);
+
+    if (!path.startsWith("/api/")) {
+      if (method !== "GET") return notAllowed(res, "GET");
+      const asset = ASSETS[path];
+      if (asset === undefined) return sendProblem(res, Problem.notFound, `Nothing at ${path}`);
+      return send(res, 200, asset[0], asset[1], path === "/" ? { "content-security-policy": CSP } : {});
+    }
+
+    const action = /^\/api\/calls\/([^/]+)\/(approve|deny|resolve)$/.exec(path);
+    if (action) {
+      if (method !== "POST") return notAllowed(res, "POST");
+      return act(req, res, action[1]!, action[2] as "approve" | "deny" | "resolve");
+    }
+    if (method !== "GET") return notAllowed(res, "GET");
+    if (o.remote) {
+      const refusal = checkToken(req, o.token);
+      if (refusal) return sendProblem(res, refusal.problem, refusal.detail);
+    }
+    const q = url.searchParams;
+    if (path === "/api/config") {
+      return sendJson(res, {
+        label: o.label,
+        readOnly: o.readOnly,
+        user: o.user,
+        redact: o.redact,
+        tokenHeader: TOKEN_HEADER,
+        pollMs: o.pollMs,
+        states: STATES,
+      });
+    }
+    if (path === "/api/stream") return stream.add(res);
+    if (path === "/api/counts") return sendJson(res, counts(await scan.latest(FRESH_MS)));
+    if (path === "/api/calls") {
+      const state = q.get("state") || undefined;
+      if (state !== undefined && !STATES.includes(state as RecordState)) {
+        return sendProblem(res, Problem.badRequest, `state must be one of ${STATES.join(", ")}`, {
+          param: "state",
+        });
+      }
+      const offset = int(q.get("offset"), 0, 0, Number.MAX_SAFE_INTEGER);
+      const limit = int(q.get("limit"), 50, 1, 500);
+      if (offset === undefined || limit === undefined) {
+        const param = offset === undefined ? "offset" : "limit";
+        return sendProblem(res, Problem.badRequest, `${param} must be a whole number in range`, { param });
+      }
+      const filter = {
+        ...(q.get("task") ? { task: q.get("task")! } : {}),
+        ...(q.get("tool") ? { tool: q.get("tool")! } : {}),
+        ...(state ? { state: state as RecordState } : {}),
+      };
+      return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit));
+    }
+    if (path === "/api/tasks") {
+      const limit = int(q.get("limit"), 200, 1, 10_000);
+      if (limit === undefined)
+        return sendProblem(res, Problem.badRequest, "limit must be 1 to 10000", { param: "limit" });
+      return sendJson(res, listTasks(await scan.latest(FRESH_MS), limit));
+    }
+    const call = /^\/api\/calls\/([^/]+)$/.exec(path);
+    if (call) {
+      const key = decodeURIComponent(call[1]!);
+      const record = KEY.test(key) ? await o.store.get(PREFIX + key) : undefined;
+      const row = record && toRow(record);
+      if (!row) return sendProblem(res, Problem.notFound, `No live ledger call has the key ${key}`, { key });
+      return sendJson(res, detail(row, redact, scan.observations(key)));
+    }
+    const task = /^\/api\/tasks\/([^/]+)\/timeline$/.exec(path);
+    if (task) {
+      const taskId = decodeURIComponent(task[1]!);
+      const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock());
+      if (data.calls.length === 0) {
+        return sendProblem(res, Problem.notFound, `No live ledger call belongs to the task ${taskId}`, {
+          taskId,
+        });
+      }
+      return sendJson(res, data);
+    }
+    return sendProblem(res, Problem.notFound, `No endpoint at ${path}`);
+  }
+
+  async function act(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawKey: string,
+    verb: "approve" | "deny" | "resolve",
+  ) {
+    if (o.readOnly) {
+      return sendProblem(
+        res,
+        Problem.readOnly,
+        "This inspector was started with --read-only: it takes no actions",
+      );
+    }
+    const refusal = checkSameOrigin(req) ?? checkToken(req, o.token);
+    if (refusal) return sendProblem(res, refusal.problem, refusal.detail, {}, { connection: "close" });
+    const key = decodeURIComponent(rawKey);
+    if (!KEY.test(key))
+      return sendProblem(res, Problem.notFound, `${key} is not an idempotency key`, { key });
+    const body = await readJson(req, BODY_LIMIT);
+    const by = body.by === undefined || body.by === "" ? o.user : checkName("by", body.by);
+    let entry: Awaited<ReturnType<typeof harness.approve>>;
+    if (verb === "approve") entry = await harness.approve(key, { by });
+    else if (verb === "deny") {
+      if (typeof body.reason !== "string" || body.reason.trim() === "" || body.reason.length > 1000) {
+        throw new TypeError("reason must be a non-empty string of at most 1000 characters");
+      }
+      entry = await harness.deny(key, body.reason.trim(), { by });
+    } else {
+      const retry = body.retry === true;
+      if (retry === "result" in body)
+        throw new TypeError('send either { "result": <JSON> } or { "retry": true }');
+      entry = await harness.resolve(key, retry ? { retry: true } : { result: body.result }, { by });
+    }
+    scan.invalidate();
+    const record = await o.store.get(PREFIX + key);
+    const row = record && toRow(record);
+    sendJson(res, {
+      ok: true,
+      action: verb,
+      by,
+      state: entry.state,
+      call: row ? detail(row, redact, scan.observations(key)) : null,
+    });
+  }
+
+  return {
+    token: o.token,
+    handle(req, res) {
+      route(req, res).catch((error: unknown) => {
+        if (error instanceof BodyError)
+          return sendProblem(res, error.problem, error.message, {}, { connection: "close" });
+        if (error instanceof LedgerStateError) {
+          return sendProblem(res, Problem.wrongState, error.message, {
+            key: error.key,
+            state: error.state ?? null,
+          });
+        }
+        if (error instanceof TypeError || error instanceof CanonicalizationError) {
+          return sendProblem(res, Problem.badRequest, error.message);
+        }
+        const message = (error as Error)?.message || String(error);
+        const code = String((error as { code?: unknown })?.code ?? "");
+        if (error instanceof StoreError || code.startsWith("SQLITE_")) {
+          return sendProblem(res, Problem.storeUnavailable, message);
+        }
+        return sendProblem(res, Problem.internal, message);
+      });
+    },
+    close: () => stream.close(),
+  };
+}
+
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+const ASSETS: Record<string, [string, string]> = {
+  "/": ["text/html; charset=utf-8", PAGE_HTML],
+  "/app.js": ["text/javascript; charset=utf-8", PAGE_JS],
+  "/app.css": ["text/css; charset=utf-8", PAGE_CSS],
+};
+
+function notAllowed(res: ServerResponse, allow: string): void {
+  sendProblem(res, Problem.methodNotAllowed, `Use ${allow} here`, {}, { allow });
+}
+
+function int(text: string | null, fallback: number, min: number, max: number): number | undefined {
+  if (text === null || text === "") return fallback;
+  if (!/^\d+$/.test(text)) return undefined;
+  const n = Number(text);
+  return n >= min && n <= max ? n : undefined;
+}

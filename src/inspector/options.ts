@@ -1,0 +1,137 @@
+import { randomBytes } from "node:crypto";
+import { userInfo } from "node:os";
+import type { Store } from "../store/types.js";
+import { DEFAULT_REDACT } from "./redact.js";
+
+export interface InspectorOptions {
+  /** The store holding the ledger, as the harness uses it (records under `call:<key>`). Required. */
+  store: Store;
+  /**
+   * The secret every action (approve, deny, resolve) must carry in the `x-idemkey-token` header; with `remote`,
+   * every API request. At least 16 characters.
+   * @default 24 random bytes, base64url
+   */
+  token?: string;
+  /** Shows the ledger without the actions: the page hides them and their endpoints answer 403. @default false */
+  readOnly?: boolean;
+  /**
+   * Object members masked (as `"[redacted]"`) in the arguments and results the inspector shows, at any depth: a
+   * member is masked when its name contains one of these, case-insensitively and ignoring `_` and `-`. `[]` masks
+   * nothing.
+   * @default ["token", "password", "secret", "apiKey", "authorization", "cookie", "cardNumber", "card_number", "cvc", "cvv"]
+   */
+  redact?: readonly string[];
+  /**
+   * Who an action is recorded as done by (`by` in the audit trail) when the page sends no name.
+   * @default the operating system's user name
+   */
+  user?: string;
+  /**
+   * Serves other machines: every API request, reads included, needs the token, and any `Host` header is accepted.
+   * Without it only loopback `Host` names are, which stops DNS rebinding from reading the ledger.
+   * @default false
+   */
+  remote?: boolean;
+  /** How often, in milliseconds, the ledger is read for the live view while a page is open. @default 1000 */
+  pollMs?: number;
+  /**
+   * The most calls read from the ledger; beyond it the inspector shows the first ones in key order and says so.
+   * @default 10000
+   */
+  maxRecords?: number;
+  /** How the store is named on the page, such as its URL without the password. @default "the ledger" */
+  label?: string;
+  /**
+   * How long a result recorded through resolve is kept, in milliseconds, as the harness's `ttlMs`: use the value
+   * your harness uses.
+   * @default 604800000 (7 days)
+   */
+  ttlMs?: number;
+  /** The clock the live view's freshness and "now" are measured with, in epoch ms; for tests. @default Date.now */
+  clock?: () => number;
+}
+
+export interface ResolvedInspectorOptions {
+  store: Store;
+  token: string;
+  readOnly: boolean;
+  redact: readonly string[];
+  user: string;
+  remote: boolean;
+  pollMs: number;
+  maxRecords: number;
+  label: string;
+  ttlMs: number;
+  clock: () => number;
+}
+
+export function resolveInspectorOptions(options: InspectorOptions): ResolvedInspectorOptions {
+  if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
+  const store = options.store as Partial<Store> | undefined;
+  for (const method of ["get", "list", "update"] as const) {
+    if (typeof store?.[method] !== "function") {
+      throw new TypeError(
+        `options.store must be a Store (sqliteStore, postgresStore, ...); it has no ${method}()`,
+      );
+    }
+  }
+  const token = options.token ?? randomBytes(24).toString("base64url");
+  if (typeof token !== "string" || token.length < 16) {
+    throw new TypeError("options.token must be a string of at least 16 characters");
+  }
+  if (options.clock !== undefined && typeof options.clock !== "function") {
+    throw new TypeError("options.clock must be a function");
+  }
+  const redact = options.redact ?? DEFAULT_REDACT;
+  if (!Array.isArray(redact) || redact.some((f) => typeof f !== "string" || f.trim() === "")) {
+    throw new TypeError("options.redact must be a list of non-empty field names");
+  }
+  return {
+    store: options.store,
+    token,
+    readOnly: flag("readOnly", options.readOnly),
+    redact: [...redact],
+    user: name("user", options.user) ?? osUser(),
+    remote: flag("remote", options.remote),
+    pollMs: integer("pollMs", options.pollMs, 1_000, 50),
+    maxRecords: integer("maxRecords", options.maxRecords, 10_000, 1),
+    label: name("label", options.label) ?? "the ledger",
+    ttlMs: integer("ttlMs", options.ttlMs, 7 * 24 * 60 * 60 * 1000, 1),
+    clock: options.clock ?? Date.now,
+  };
+}
+
+/** Checks a name a person is recorded under: short, printable. */
+export function checkName(what: string, value: unknown): string {
+  if (typeof value !== "string" || value.trim() === "" || value.length > 100 || /\p{Cc}/u.test(value)) {
+    throw new TypeError(`${what} must be a name of 1 to 100 printable characters`);
+  }
+  return value.trim();
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username || "unknown";
+  } catch {
+    // No passwd entry for this uid (a container): fall back to the environment.
+    return process.env.USER || process.env.USERNAME || "unknown";
+  }
+}
+
+function name(option: string, value: unknown): string | undefined {
+  return value === undefined ? undefined : checkName(`options.${option}`, value);
+}
+
+function flag(option: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== "boolean") throw new TypeError(`options.${option} must be a boolean`);
+  return value;
+}
+
+function integer(option: string, value: unknown, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw new TypeError(`options.${option} must be an integer >= ${min}, got ${String(value)}`);
+  }
+  return value;
+}

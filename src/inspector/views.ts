@@ -1,0 +1,179 @@
+import type { LedgerEntry } from "../harness/types.js";
+import { canonicalize } from "../key/canonicalize.js";
+import { RecordState } from "../store/types.js";
+import type { Observation, Row, Snapshot } from "./snapshot.js";
+
+/** The JSON shapes the data endpoints answer with; the page reads these and nothing else. */
+
+export const STATES: readonly RecordState[] = Object.values(RecordState);
+
+export interface CallSummary {
+  key: string;
+  taskId: string;
+  tool: string;
+  effect: string;
+  step?: string | number;
+  state: RecordState;
+  attempts: number;
+  /** Short name of the claim holding a pending call; see `Row.holder`. */
+  holder: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+  /** From the first claim to the completion, for a completed call. */
+  durationMs: number | null;
+  /** The latest event of the audit trail, if any. */
+  lastEvent: LedgerEntry["events"][number] | null;
+}
+
+export function summary({ entry, holder }: Row): CallSummary {
+  const out: CallSummary = {
+    key: entry.key,
+    taskId: entry.taskId,
+    tool: entry.tool,
+    effect: entry.effect,
+    state: entry.state,
+    attempts: entry.attempts,
+    holder,
+    leaseUntil: entry.leaseUntil,
+    createdAt: entry.createdAt,
+    updatedAt: entry.updatedAt,
+    expiresAt: entry.expiresAt,
+    durationMs: entry.state === "completed" ? entry.updatedAt - entry.createdAt : null,
+    lastEvent: entry.events.at(-1) ?? null,
+  };
+  if (entry.step !== undefined) out.step = entry.step;
+  return out;
+}
+
+export interface CallDetail extends CallSummary {
+  argsHash: string;
+  /** The recorded arguments with the redacted fields masked. */
+  args: unknown;
+  /** Their RFC 8785 canonical form (of the masked arguments), as the key derivation saw them. */
+  argsCanonical: string;
+  /** The recorded result, masked likewise; absent unless completed. */
+  result?: unknown;
+  events: LedgerEntry["events"];
+  observations: readonly Observation[];
+}
+
+export function detail(
+  row: Row,
+  redact: (value: unknown) => unknown,
+  observations: readonly Observation[],
+): CallDetail {
+  const args = redact(row.entry.args);
+  const out: CallDetail = {
+    ...summary(row),
+    argsHash: row.entry.argsHash,
+    args,
+    argsCanonical: canonicalize(args),
+    events: row.entry.events,
+    observations,
+  };
+  if ("result" in row.entry) out.result = redact(row.entry.result);
+  return out;
+}
+
+export function counts(snapshot: Snapshot) {
+  const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<RecordState, number>;
+  const tools = new Set<string>();
+  for (const { entry } of snapshot.rows) {
+    byState[entry.state]++;
+    tools.add(entry.tool);
+  }
+  return {
+    version: snapshot.version,
+    at: snapshot.at,
+    counts: byState,
+    total: snapshot.rows.length,
+    unreadable: snapshot.unreadable,
+    truncated: snapshot.truncated,
+    tools: [...tools].sort(),
+  };
+}
+
+export interface CallFilter {
+  task?: string;
+  tool?: string;
+  state?: RecordState;
+}
+
+/** Newest first: the call a person is looking for is usually the one that just parked or failed. */
+export function listCalls(snapshot: Snapshot, filter: CallFilter, offset: number, limit: number) {
+  const matching = snapshot.rows
+    .filter(
+      ({ entry }) =>
+        (filter.task === undefined || entry.taskId === filter.task) &&
+        (filter.tool === undefined || entry.tool === filter.tool) &&
+        (filter.state === undefined || entry.state === filter.state),
+    )
+    .sort((a, b) => b.entry.createdAt - a.entry.createdAt || (a.entry.key < b.entry.key ? -1 : 1));
+  return {
+    version: snapshot.version,
+    total: matching.length,
+    offset,
+    limit,
+    truncated: snapshot.truncated,
+    calls: matching.slice(offset, offset + limit).map(summary),
+  };
+}
+
+/** The tasks, latest activity first, with their calls counted per state. */
+export function listTasks(snapshot: Snapshot, limit: number) {
+  const tasks = new Map<
+    string,
+    {
+      taskId: string;
+      calls: number;
+      counts: Partial<Record<RecordState, number>>;
+      firstAt: number;
+      lastAt: number;
+    }
+  >();
+  for (const { entry } of snapshot.rows) {
+    let task = tasks.get(entry.taskId);
+    if (task === undefined) {
+      task = {
+        taskId: entry.taskId,
+        calls: 0,
+        counts: {},
+        firstAt: entry.createdAt,
+        lastAt: entry.updatedAt,
+      };
+      tasks.set(entry.taskId, task);
+    }
+    task.calls++;
+    task.counts[entry.state] = (task.counts[entry.state] ?? 0) + 1;
+    task.firstAt = Math.min(task.firstAt, entry.createdAt);
+    task.lastAt = Math.max(task.lastAt, entry.updatedAt);
+  }
+  const sorted = [...tasks.values()].sort((a, b) => b.lastAt - a.lastAt || (a.taskId < b.taskId ? -1 : 1));
+  return {
+    version: snapshot.version,
+    total: sorted.length,
+    truncated: snapshot.truncated,
+    tasks: sorted.slice(0, limit),
+  };
+}
+
+/**
+ * What the timeline chart draws for one task: its calls in the order they began, each with its times, audit trail
+ * (approvals, denials, unknown outcomes, resolutions) and what the inspector saw change (takeovers, attempts).
+ */
+export function timeline(
+  snapshot: Snapshot,
+  taskId: string,
+  observations: (key: string) => readonly Observation[],
+  now: number,
+) {
+  const calls = snapshot.rows
+    .filter(({ entry }) => entry.taskId === taskId)
+    .sort((a, b) => a.entry.createdAt - b.entry.createdAt || (a.entry.key < b.entry.key ? -1 : 1))
+    .map((row) => ({ ...summary(row), events: row.entry.events, observations: observations(row.entry.key) }));
+  const from = Math.min(...calls.map((c) => c.createdAt));
+  const to = Math.max(...calls.map((c) => Math.max(c.updatedAt, ...c.events.map((e) => e.at))));
+  return { version: snapshot.version, taskId, now, from, to, calls };
+}
