@@ -83,12 +83,12 @@ export async function openStore(url: string): Promise<OpenedStore> {
     if (!existsSync(spec.path)) {
       throw new StoreUrlError(label, `--store ${label}: no SQLite file at ${spec.path}`);
     }
-    const { sqliteStore } = await load(label, "better-sqlite3", () => import("../sqlite/store.js"));
+    const { sqliteStore } = await importPeer(label, "better-sqlite3", () => import("../sqlite/store.js"));
     const store = sqliteStore(spec.path, spec.table === undefined ? {} : { table: spec.table });
     return { store, label, close: () => store.close() };
   }
   if (spec.kind === "postgres") {
-    const { default: pg } = await load(label, "pg", () => import("pg"));
+    const { default: pg } = await importPeer(label, "pg", () => import("pg"));
     const { postgresStore } = await import("../postgres/store.js");
     const pool = new pg.Pool({
       connectionString: spec.connectionString,
@@ -103,7 +103,7 @@ export async function openStore(url: string): Promise<OpenedStore> {
     const store = postgresStore(pool, options);
     return { store, label, close: () => store.close().finally(() => pool.end()) };
   }
-  const { Redis } = await load(label, "ioredis", () => import("ioredis"));
+  const { Redis } = await importPeer(label, "ioredis", () => import("ioredis"));
   const { redisStore } = await import("../redis/store.js");
   const client = new Redis(spec.url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 5_000 });
   client.on("error", () => {});
@@ -121,7 +121,8 @@ export async function openStore(url: string): Promise<OpenedStore> {
   };
 }
 
-async function load<M>(label: string, pkg: string, importer: () => Promise<M>): Promise<M> {
+/** Imports an optional peer dependency; its absence is a `StoreUrlError` saying what to install. */
+export async function importPeer<M>(label: string, pkg: string, importer: () => Promise<M>): Promise<M> {
   try {
     return await importer();
   } catch (error) {
