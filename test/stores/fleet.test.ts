@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
+import { lineReader } from "../support/lines.js";
 import { postgresService, redisService } from "../support/services.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
 import { EFFECTS_DDL, type FleetArgs, type StoreKind } from "./fixtures/fleet.js";
@@ -154,19 +154,7 @@ function startTakeoverWorker(args: FleetArgs, taskId: string, name: string, mode
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   children.add(child);
-  const lines: string[] = [];
-  const waiters: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on("line", (line) => {
-    const waiter = waiters.shift();
-    if (waiter) waiter(line);
-    else lines.push(line);
-  });
-  const next = () =>
-    new Promise<string>((resolve) => {
-      const line = lines.shift();
-      if (line !== undefined) resolve(line);
-      else waiters.push(resolve);
-    });
+  const next = lineReader(child.stdout!);
   const exit = new Promise<NodeJS.Signals | number | null>((resolve) =>
     child.on("exit", (code, signal) => resolve(signal ?? code)),
   );

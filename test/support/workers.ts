@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { lineReader } from "./lines.js";
 
 /**
  * A worker in its own OS process (`node --import tsx script ...args`) that follows a tiny line protocol on its
@@ -21,19 +22,7 @@ export function spawnWorker<T>(script: URL, args: string[], env: NodeJS.ProcessE
     stdio: ["pipe", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });
-  const lines: string[] = [];
-  const waiters: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on("line", (line) => {
-    const waiter = waiters.shift();
-    if (waiter) waiter(line);
-    else lines.push(line);
-  });
-  const next = () =>
-    new Promise<string>((resolve) => {
-      const line = lines.shift();
-      if (line !== undefined) resolve(line);
-      else waiters.push(resolve);
-    });
+  const next = lineReader(child.stdout!);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
