@@ -50,7 +50,7 @@ export const PAGE_JS = String.raw`"use strict";
   function badge(state) {
     return el("span", { class: "state", style: "--c: " + stateColor(state), text: LABEL[state] || state });
   }
-  function shortKey(key) { return key.slice(0, 12) + "…"; }
+  function shortKey(key) { return key.slice(0, 10) + "…"; }
   function iso(ms) { return new Date(ms).toISOString().replace("T", " ").replace("Z", " UTC"); }
   function clock(ms) { var d = new Date(ms); return d.toLocaleTimeString([], { hour12: false }) + "." + String(d.getMilliseconds()).padStart(3, "0"); }
   function ago(ms) {
@@ -307,7 +307,7 @@ export const PAGE_JS = String.raw`"use strict";
     if (!t) return;
     $("tl-task").textContent = t.taskId;
     var box = $("timeline");
-    var W = Math.max(420, box.clientWidth || 520), LABELW = 150, ROW = 24, TOP = 22;
+    var W = Math.max(360, box.clientWidth || 400), LABELW = 112, ROW = 24, TOP = 22;
     var H = TOP + t.calls.length * ROW + 8;
     var open = t.calls.some(function (c) { return c.state !== "completed" && c.state !== "denied"; });
     var t0 = t.from, t1 = Math.max(t.to, open ? t.now : t.to);
@@ -315,8 +315,9 @@ export const PAGE_JS = String.raw`"use strict";
     var x = function (ms) { return LABELW + (W - LABELW - 40) * (ms - t0) / (t1 - t0); };
     var root = sv("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "timeline of task " + t.taskId });
     var axis = sv("g", { class: "axis" }, root);
-    for (var i = 0; i <= 4; i++) {
-      var ms = t0 + (t1 - t0) * i / 4;
+    var TICKS = Math.max(2, Math.floor((W - LABELW - 40) / 70));
+    for (var i = 0; i <= TICKS; i++) {
+      var ms = t0 + (t1 - t0) * i / TICKS;
       sv("line", { class: "grid", x1: x(ms), x2: x(ms), y1: TOP - 6, y2: H - 4 }, axis);
       sv("text", { x: x(ms), y: 12, "text-anchor": i === 0 ? "start" : "middle", text: "+" + span(ms - t0) }, axis);
     }
@@ -324,7 +325,8 @@ export const PAGE_JS = String.raw`"use strict";
       var y = TOP + n * ROW;
       var g = sv("g", { class: "row" + (c.key === S.selected ? " sel" : ""), "data-key": c.key, style: "cursor:pointer" }, root);
       g.addEventListener("click", function () { select(c.key, c.taskId); });
-      sv("text", { x: 0, y: y + 15, text: c.tool + (c.step !== undefined ? " #" + c.step : ""), title: c.key }, g);
+      var name = c.tool + (c.step !== undefined ? " #" + c.step : "");
+      sv("text", { x: 0, y: y + 15, text: name.length > 18 ? name.slice(0, 17) + "…" : name, title: name + " " + c.key }, g);
       var end = c.state === "completed" || c.state === "denied" ? c.updatedAt : Math.max(c.updatedAt, t.now);
       var bx = x(c.createdAt);
       sv("rect", { class: "bar", x: bx, y: y + 5, width: Math.max(3, x(end) - bx), height: 13, rx: 3,

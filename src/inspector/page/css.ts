@@ -40,14 +40,14 @@ button.danger { color: var(--denied); }
 main { display: flex; gap: 16px; padding: 4px 18px 24px; align-items: flex-start; }
 .list { flex: 1 1 auto; min-width: 0; overflow-x: auto; background: var(--panel); border: 1px solid var(--line);
   border-radius: 8px; }
-aside { flex: 0 0 460px; min-width: 0; display: flex; flex-direction: column; gap: 16px; }
+aside { flex: 0 0 430px; min-width: 0; display: flex; flex-direction: column; gap: 16px; }
 @media (max-width: 1100px) { main { flex-direction: column; align-items: stretch; } aside { flex: none; } }
 aside > section, #hint { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; margin: 0; }
 table { width: 100%; border-collapse: collapse; }
-th { text-align: left; font-weight: 600; color: var(--muted); padding: 8px 8px; border-bottom: 1px solid var(--line);
+th { text-align: left; font-weight: 600; color: var(--muted); padding: 8px 6px; border-bottom: 1px solid var(--line);
   white-space: nowrap; }
-td { padding: 6px 8px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: middle; }
-td.task { max-width: 130px; overflow: hidden; text-overflow: ellipsis; }
+td { padding: 6px 6px; border-bottom: 1px solid var(--line); white-space: nowrap; vertical-align: middle; }
+td.task { max-width: 120px; overflow: hidden; text-overflow: ellipsis; }
 .num { text-align: right; }
 tbody tr { cursor: pointer; }
 tbody tr:hover { background: color-mix(in srgb, var(--accent) 6%, transparent); }
@@ -57,7 +57,7 @@ tbody tr.sel { background: color-mix(in srgb, var(--accent) 12%, transparent); }
 .key { display: inline-flex; gap: 4px; align-items: center; }
 .copy { padding: 1px 3px; line-height: 0; color: var(--muted); }
 .copy svg { width: 12px; height: 12px; fill: none; stroke: currentColor; stroke-width: 1.6; }
-td .act { padding: 1px 8px; margin-right: 4px; }
+td .act { padding: 1px 7px; margin-right: 3px; }
 .pager { display: flex; gap: 10px; align-items: center; justify-content: flex-end; padding: 8px; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0 0 10px; }
 dt { color: var(--muted); } dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
