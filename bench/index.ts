@@ -1,4 +1,4 @@
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { benchHarness } from "./harness.js";
 import { benchKey } from "./key.js";
 import { benchMiddleware } from "./middleware.js";
@@ -18,7 +18,15 @@ if (unknown.length > 0) {
   console.error(`bench: unknown section ${unknown.join(", ")}; known: ${Object.keys(sections).join(", ")}`);
   process.exit(2);
 }
-console.log(`node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}`);
+// The load average goes with the figures: on a shared machine it says how much they are worth.
+const load = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" ");
+console.log(
+  `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, load ${load()}`,
+);
 for (const [name, run] of Object.entries(sections)) {
   if (wanted.length === 0 || wanted.includes(name)) await run();
 }
+console.log(`\nload average at the end: ${load()}`);
