@@ -170,5 +170,18 @@ describe.skipIf(!available)("the inspector page in Chromium", () => {
     const origin = new URL(served.url).origin;
     expect(requests.filter((url) => !url.startsWith(origin))).toEqual([]);
     expect(errors).toEqual([]);
+
+    // 7. --read-only: the same ledger, the parked web deploy listed, and no action offered anywhere.
+    const readOnly = await serveInspector({ store: opened.store, readOnly: true });
+    cleanup.push(() => readOnly.close());
+    const webKey = waitingHarness.key(task, deploy, webArgs);
+    const viewer = await browser.newPage();
+    await viewer.goto(readOnly.url);
+    await viewer.waitForSelector(`tr[data-key="${webKey}"][data-state="awaiting_approval"]`);
+    await viewer.click(`tr[data-key="${webKey}"]`);
+    await viewer.waitForSelector("#detail-panel:not([hidden])");
+    expect(await viewer.locator("button[data-action]").count()).toBe(0);
+    expect(await viewer.locator("#ro").isVisible()).toBe(true);
+    expect(await viewer.locator("#who").isVisible()).toBe(false);
   }, 120_000);
 });
