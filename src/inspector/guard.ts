@@ -57,7 +57,8 @@ export function checkSameOrigin(req: IncomingMessage): Refusal {
     };
   }
   const origin = req.headers.origin;
-  if (origin !== undefined && origin !== `http://${req.headers.host}`) {
+  // Host and port, not the scheme, so that a TLS proxy in front (https:// origin, same Host) still passes.
+  if (origin !== undefined && hostOf(origin) !== req.headers.host) {
     return {
       problem: Problem.crossSite,
       detail: `Origin ${origin} is not the inspector's; actions come from its page only`,
@@ -71,4 +72,12 @@ export function checkSameOrigin(req: IncomingMessage): Refusal {
     };
   }
   return undefined;
+}
+
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined; // "null" (a sandboxed frame, a file:// page) is no origin at all
+  }
 }

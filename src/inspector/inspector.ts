@@ -112,15 +112,21 @@ export function createInspector(options: InspectorOptions): Inspector {
     }
     const call = /^\/api\/calls\/([^/]+)$/.exec(path);
     if (call) {
-      const key = decodeURIComponent(call[1]!);
-      const record = KEY.test(key) ? await o.store.get(PREFIX + key) : undefined;
+      const key = decode(call[1]!);
+      const record = key !== undefined && KEY.test(key) ? await o.store.get(PREFIX + key) : undefined;
       const row = record && toRow(record);
-      if (!row) return sendProblem(res, Problem.notFound, `No live ledger call has the key ${key}`, { key });
-      return sendJson(res, detail(row, redact, scan.observations(key)));
+      if (!row) {
+        return sendProblem(res, Problem.notFound, `No live ledger call has the key ${call[1]}`, {
+          key: call[1],
+        });
+      }
+      return sendJson(res, detail(row, redact, scan.observations(row.entry.key)));
     }
     const task = /^\/api\/tasks\/([^/]+)\/timeline$/.exec(path);
     if (task) {
-      const taskId = decodeURIComponent(task[1]!);
+      const taskId = decode(task[1]!);
+      if (taskId === undefined)
+        return sendProblem(res, Problem.badRequest, "The task id is not valid URL encoding");
       const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock());
       if (data.calls.length === 0) {
         return sendProblem(res, Problem.notFound, `No live ledger call belongs to the task ${taskId}`, {
@@ -147,7 +153,7 @@ export function createInspector(options: InspectorOptions): Inspector {
     }
     const refusal = checkSameOrigin(req) ?? checkToken(req, o.token);
     if (refusal) return sendProblem(res, refusal.problem, refusal.detail, {}, { connection: "close" });
-    const key = decodeURIComponent(rawKey);
+    const key = decode(rawKey) ?? rawKey;
     if (!KEY.test(key))
       return sendProblem(res, Problem.notFound, `${key} is not an idempotency key`, { key });
     const body = await readJson(req, BODY_LIMIT);
@@ -216,6 +222,14 @@ const ASSETS: Record<string, [string, string]> = {
 
 function notAllowed(res: ServerResponse, allow: string): void {
   sendProblem(res, Problem.methodNotAllowed, `Use ${allow} here`, {}, { allow });
+}
+
+function decode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function int(text: string | null, fallback: number, min: number, max: number): number | undefined {

@@ -233,7 +233,7 @@ describe("data endpoints", () => {
     expect(email).toMatchObject({ state: "outcome_unknown", events: [{ type: "outcome_unknown" }] });
     expect(email).not.toHaveProperty("result");
 
-    for (const path of [`/api/calls/${"0".repeat(64)}`, "/api/calls/not-a-key"]) {
+    for (const path of [`/api/calls/${"0".repeat(64)}`, "/api/calls/not-a-key", "/api/calls/%E0%A4%A"]) {
       const res = await c.get(path);
       expect(res.status).toBe(404);
       expect(slug(await problem(res))).toBe("not-found");
@@ -258,6 +258,9 @@ describe("data endpoints", () => {
     const none = await c.get(`/api/tasks/${encodeURIComponent("no such task")}/timeline`);
     expect(none.status).toBe(404);
     expect(slug(await problem(none))).toBe("not-found");
+    const garbled = await c.get("/api/tasks/%E0%A4%A/timeline");
+    expect(garbled.status).toBe(400);
+    expect(slug(await problem(garbled))).toBe("bad-request");
   });
 
   it("/api/stream sends the counts at once and a change event when the ledger changes", async () => {
@@ -427,8 +430,8 @@ describe("refusals: token, cross-site requests, read-only, host", () => {
       ]);
     }
     await expectUntouched(w, keys.deploy);
-    // The page's own request passes: same origin, JSON, token.
-    expect((await c.post(path, {})).status).toBe(200);
+    // The page's own request passes: same origin, JSON, token; also through a TLS proxy that keeps the Host.
+    expect((await c.post(path, {}, { origin: c.base.replace("http:", "https:") })).status).toBe(200);
   });
 
   it("answers no CORS preflight and sends no CORS headers", async () => {
