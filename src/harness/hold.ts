@@ -4,7 +4,7 @@ import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
 import { type Call, describeError, emit, planRetry, toolContext } from "./call.js";
 import { holdLease, type Lease } from "./lease.js";
-import { decodeData, type LedgerData, withEvent } from "./ledger.js";
+import { decodeData, encodeData, type LedgerData, withEvent } from "./ledger.js";
 import { hadNoEffect } from "./retry.js";
 import { Effect, type LedgerEvent } from "./types.js";
 
@@ -13,6 +13,8 @@ export interface Held<A> {
   token: string;
   /** The record's data as claimed: the call it stands for. */
   data: LedgerData;
+  /** `data` gained events in memory (a takeover) that the next write of the record must carry. */
+  dataChanged?: boolean;
   /** The arguments to run: this call's own, or the recorded ones when the identity matched other arguments. */
   args: A;
   argsDiffer: boolean;
@@ -180,6 +182,7 @@ async function complete<A, R>(
     ttlMs: core.ttlMs,
   };
   if (resolvedBy) patch.data = withEvent(held.data, { type: "resolved", at: core.clock(), how: resolvedBy });
+  else if (held.dataChanged) patch.data = encodeData(held.data);
   const recorded = await writeCompletion(call, held, patch);
   if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
   else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });

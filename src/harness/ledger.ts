@@ -60,9 +60,14 @@ export function decodeData(record: StoreRecord): LedgerData {
   return d as LedgerData;
 }
 
-export function withEvent(data: LedgerData, event: LedgerEvent): string {
+/** The data with one more event in its audit trail (the oldest dropped past the limit). */
+export function addEvent(data: LedgerData, event: LedgerEvent): LedgerData {
   const events = [...data.events, event];
-  return encodeData({ ...data, events: events.length > MAX_EVENTS ? events.slice(-MAX_EVENTS) : events });
+  return { ...data, events: events.length > MAX_EVENTS ? events.slice(-MAX_EVENTS) : events };
+}
+
+export function withEvent(data: LedgerData, event: LedgerEvent): string {
+  return encodeData(addEvent(data, event));
 }
 
 export function toEntry(record: StoreRecord): LedgerEntry {

@@ -6,7 +6,7 @@ import { WaitTimeoutError } from "../errors/wait-timeout-error.js";
 import type { ClaimResult, StoreRecord } from "../store/types.js";
 import { type Call, emit } from "./call.js";
 import { ClaimLost, type Held, hold } from "./hold.js";
-import { decodeData, encodeData, type LedgerData, lastEvent } from "./ledger.js";
+import { addEvent, decodeData, encodeData, type LedgerData, lastEvent } from "./ledger.js";
 import { Effect } from "./types.js";
 
 /**
@@ -149,7 +149,12 @@ function heldFor<A>(call: Call<A, unknown>, data: LedgerData): Pick<Held<A>, "ar
 
 /** A claim whose process stopped: keyed and idempotent calls run again with the same key; unguarded ones may not. */
 function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRecord): Promise<R> {
-  const data = decodeData(record);
+  // Kept in the audit trail (written with the record's next change) so that an inspector sees crashes taken over.
+  const data = addEvent(decodeData(record), {
+    type: "taken_over",
+    at: call.core.clock(),
+    previousAttempts: previous.attempts,
+  });
   // Unguarded attempts are counted as they start; others as they end, so that 0 may hide a first attempt.
   const unguarded = call.tool.effect === Effect.unguarded;
   const attempt = unguarded ? previous.attempts + 1 : Math.max(previous.attempts, 1) + 1;
@@ -157,6 +162,7 @@ function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRe
   const held: Held<A> = {
     token: record.token!,
     data,
+    dataChanged: true,
     ...heldFor(call, data),
     attempt,
     releaseTo: call.tool.requiresApproval ? "approved" : "absent",

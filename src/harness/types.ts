@@ -103,7 +103,9 @@ export type LedgerEvent =
        * that had been given up on finished after all. */
       how: "result" | "retry" | "reconcile" | "late_completion";
     }
-  | { type: "outcome_unknown"; at: number; error: string };
+  | { type: "outcome_unknown"; at: number; error: string }
+  /** A call took over the claim of a process that stopped; recorded with the next write of the record. */
+  | { type: "taken_over"; at: number; previousAttempts: number };
 
 /** One call as the ledger knows it, parsed: what `harness.get` and `harness.list` return. */
 export interface LedgerEntry {

@@ -228,6 +228,10 @@ describe("takeover of a claim whose process stopped", () => {
     expect(owner.effects).toHaveLength(1);
     expect(log.types()).toEqual(["waited", "taken_over", "executed"]);
     expect(log.events[1]).toMatchObject({ type: "taken_over", attempt: 2, previousAttempts: 0 });
+    // The audit trail keeps the takeover, for an inspector that was not watching when it happened.
+    const entry = await harness.get(owner.requests[0]!.key);
+    expect(entry?.state).toBe("completed");
+    expect(entry?.events).toEqual([{ type: "taken_over", at: expect.any(Number), previousAttempts: 0 }]);
   });
 
   it("idempotent: runs again as well", async () => {
@@ -343,6 +347,7 @@ describe("reconcile (unguarded)", () => {
     expect(log.types()).toEqual(["waited", "taken_over", "resolved"]);
     expect(await make().harness.call("t", tool, { to: "a@b" })).toEqual({ id: 1 });
     expect((await harness.get(owner.requests[0]!.key))?.events).toEqual([
+      { type: "taken_over", at: expect.any(Number), previousAttempts: 1 },
       { type: "resolved", at: expect.any(Number), how: "reconcile" },
     ]);
   });
@@ -427,6 +432,10 @@ describe("a worker that stalled past its lease", () => {
     expect(await harness.call("t", tool, {})).toEqual({ id: 1 });
     expect(owner.effects).toHaveLength(1);
     const key = owner.requests[0]!.key;
-    expect((await harness.get(key))?.events.map((e) => e.type)).toEqual(["outcome_unknown", "resolved"]);
+    expect((await harness.get(key))?.events.map((e) => e.type)).toEqual([
+      "taken_over",
+      "outcome_unknown",
+      "resolved",
+    ]);
   });
 });

@@ -259,6 +259,7 @@ export const PAGE_JS = String.raw`"use strict";
     if (e.how) parts.push("(" + e.how + ")");
     if (e.reason) parts.push("— " + e.reason);
     if (e.error) parts.push("— " + e.error);
+    if (typeof e.previousAttempts === "number") parts.push("(after " + e.previousAttempts + " attempt(s) of a stopped process)");
     return parts.join(" ");
   }
   function describeObservation(o) {
