@@ -13,7 +13,8 @@ import { sqliteStore } from "../../src/sqlite/index.js";
  * The inspector in a real browser: Debian's Chromium driven by playwright-core (never a downloaded browser), over a
  * SQLite ledger filled by a short demo run plus calls of this test's own agent, one of them parked for approval
  * while its harness.call waits. Approving it on the page must let that call run, once, as the tool's own effects
- * file records. Saves the README's screenshot to docs/inspector.png.
+ * file records. Takes the README's screenshot: into .tmp/inspector.png, or docs/inspector.png with
+ * IDEMKEY_UPDATE_SCREENSHOT=1, so that an ordinary test run leaves the committed picture alone.
  */
 const CHROMIUM = "/usr/bin/chromium";
 const available = existsSync(CHROMIUM);
@@ -29,7 +30,12 @@ if (!available) {
   );
 }
 
-const SCREENSHOT = fileURLToPath(new URL("../../docs/inspector.png", import.meta.url));
+const SCREENSHOT = fileURLToPath(
+  new URL(
+    process.env.IDEMKEY_UPDATE_SCREENSHOT === "1" ? "../../docs/inspector.png" : "../../.tmp/inspector.png",
+    import.meta.url,
+  ),
+);
 const dir = mkdtempSync(join(tmpdir(), "idemkey-inspector-browser-"));
 const cleanup: (() => Promise<unknown> | unknown)[] = [];
 afterAll(async () => {
