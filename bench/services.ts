@@ -26,13 +26,18 @@ export async function connectRedis(): Promise<Redis | undefined> {
     maxRetriesPerRequest: 0,
     retryStrategy: () => null,
   });
+  // Without a listener ioredis prints every connection error as unhandled; the first one says why, below.
+  let failure: unknown;
+  client.on("error", (error: unknown) => {
+    failure ??= error;
+  });
   try {
     await client.connect();
     await client.ping();
     return client;
   } catch (error) {
     client.disconnect();
-    unreachable("Redis", "IDEMKEY_REDIS_URL", REDIS_URL, error);
+    unreachable("Redis", "IDEMKEY_REDIS_URL", REDIS_URL, failure ?? error);
     return undefined;
   }
 }
