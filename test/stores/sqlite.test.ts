@@ -81,7 +81,21 @@ describe("sqliteStore", () => {
     db.close();
   });
 
+  it("leaves a passed-in connection's synchronous setting alone unless told, and sets the one it is told", () => {
+    const db = new BetterSqlite3(":memory:");
+    db.pragma("synchronous = EXTRA");
+    sqliteStore(db);
+    expect(db.pragma("synchronous", { simple: true })).toBe(3);
+    sqliteStore(db, { synchronous: "normal" });
+    expect(db.pragma("synchronous", { simple: true })).toBe(1);
+    sqliteStore(db, { synchronous: "full" });
+    expect(db.pragma("synchronous", { simple: true })).toBe(2);
+    db.close();
+  });
+
   it("rejects bad arguments with a TypeError naming the option", () => {
+    // @ts-expect-error: only "normal" or "full"
+    expect(() => sqliteStore(":memory:", { synchronous: "off" })).toThrow(/options\.synchronous/);
     expect(() => sqliteStore(":memory:", { table: "x; DROP TABLE y" })).toThrow(
       /options\.table must be a plain SQL identifier/,
     );
