@@ -1,4 +1,5 @@
 import { StoreError } from "../errors/store-error.js";
+import { decideClaim } from "../store/record.js";
 import type {
   ClaimInput,
   ClaimResult,
@@ -118,8 +119,13 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       `WITH i AS (
          SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
                 $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, $8::bigint AS now
+       ), cur AS (
+         SELECT r.* FROM ${t} r, i WHERE r.key = i.key
        ), old AS (
-         SELECT r.* FROM ${t} r, i WHERE r.key = i.key FOR UPDATE OF r
+         -- Only a record this claim may replace is locked: a row lock writes WAL, and a replay of a completed
+         -- record would otherwise wait for a WAL flush to commit what is only a read.
+         SELECT r.* FROM ${t} r, i WHERE r.key = i.key AND (r.expires_at <= i.now OR (r.state = 'pending'
+           AND r.lease_until <= i.now AND r.fingerprint = i.fingerprint)) FOR UPDATE OF r
        ), replaced AS (
          UPDATE ${t} r SET
            state = CASE WHEN old.expires_at <= i.now THEN i.state ELSE r.state END,
@@ -141,11 +147,12 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
          INSERT INTO ${t} (${COLUMNS})
          SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL, data,
                 now, now, now + ttl_ms
-         FROM i WHERE NOT EXISTS (SELECT 1 FROM old)
+         FROM i WHERE NOT EXISTS (SELECT 1 FROM cur)
          ON CONFLICT (key) DO NOTHING
          RETURNING *
        )
-       SELECT 'old' AS source, ${COLUMNS} FROM old
+       SELECT 'cur' AS source, ${COLUMNS} FROM cur
+       UNION ALL SELECT 'old', ${COLUMNS} FROM old
        UNION ALL SELECT 'replaced', ${COLUMNS} FROM replaced
        UNION ALL SELECT 'inserted', ${COLUMNS} FROM inserted`,
       [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, now],
@@ -154,7 +161,15 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     const inserted = row("inserted");
     if (inserted) return { status: "claimed", record: toRecord(inserted) };
     const old = row("old");
-    if (!old) return undefined;
+    if (!old) {
+      const cur = row("cur");
+      if (!cur) return undefined;
+      const record = toRecord(cur);
+      // Replaceable in the snapshot but not once locked: another claim just won it, so look again.
+      const live = record.expiresAt > now ? record : undefined;
+      if (decideClaim(key, live, input, now).status !== "exists") return undefined;
+      return { status: "exists", record };
+    }
     const previous = toRecord(old);
     const replaced = row("replaced");
     if (!replaced) return { status: "exists", record: previous };
