@@ -34,7 +34,7 @@ export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMi
       target: requestTarget(c.req.url),
       keyFields: key === null ? undefined : [key],
       contentType: c.req.header("content-type"),
-      body: async () => ({ bytes: new Uint8Array(await readBody(c)) }),
+      body: async () => ({ bytes: await readBody(c) }),
       request: c,
     });
     if (decision.action === "pass") {
@@ -52,9 +52,10 @@ export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMi
       throw error;
     }
     const response = c.res;
+    const built = bodyOf(response);
     let bytes: Uint8Array;
     try {
-      bytes = new Uint8Array(await response.arrayBuffer());
+      bytes = built ?? new Uint8Array(await response.arrayBuffer());
     } catch (error) {
       await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
       throw error;
@@ -66,9 +67,12 @@ export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMi
       body,
       threw: c.error !== undefined,
     });
-    // Read once and rebuilt, which is far cheaper than a clone; unset first so that Hono does not merge the two.
-    c.res = undefined as unknown as Response;
-    c.res = toFetchResponse({ status: response.status, headers: [...response.headers], body: bytes });
+    // A body read from the response itself is gone from it: rebuild the response, which is far cheaper than a
+    // clone. Unset first so that Hono does not merge the two.
+    if (built === undefined) {
+      c.res = undefined as unknown as Response;
+      c.res = toFetchResponse({ status: response.status, headers: [...response.headers], body: bytes });
+    }
     return undefined;
   }
 
@@ -81,10 +85,50 @@ function requestTarget(url: string): string {
   return start === -1 ? "/" : url.slice(start);
 }
 
+const utf8 = new TextDecoder();
+
 /**
  * Through Hono's body cache, from which `c.req.json()`, `text()`, `parseBody()` and validators read it again; a
- * clone of `c.req.raw` would leave the raw body unread, but costs several times more.
+ * clone of `c.req.raw` would leave the raw body unread, but costs several times more. Hono answers `text()` and
+ * `json()` after `arrayBuffer()` through a new `Response` of the cached bytes (web streams on Node); an entry for
+ * `text`, decoded only if asked for, spares handlers that.
  */
-function readBody(c: Context): Promise<ArrayBuffer> {
-  return c.req.arrayBuffer();
+async function readBody(c: Context): Promise<Uint8Array> {
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  const cache = c.req.bodyCache as Record<string, unknown>;
+  if (!("text" in cache)) {
+    let text: Promise<string> | undefined;
+    Object.defineProperty(cache, "text", {
+      configurable: true,
+      enumerable: true,
+      // What `Response.text()` does: UTF-8 with replacement characters, a leading BOM dropped.
+      get: () => (text ??= Promise.resolve(utf8.decode(bytes))),
+      set: (value: unknown) => {
+        Object.defineProperty(cache, "text", { value, configurable: true, enumerable: true, writable: true });
+      },
+    });
+  }
+  return bytes;
 }
+
+/**
+ * The body a handler's response was built from, where it can be had without reading the response: on
+ * `@hono/node-server`, a `Response` made from a string, bytes or `null` (what `c.json()`, `c.text()` and
+ * `c.body()` make) keeps them in an own property that node-server writes out directly, without the web streams a
+ * read would build. `undefined` for any other response (a stream, or another runtime's `Response`), which is read.
+ */
+function bodyOf(response: Response): Uint8Array | undefined {
+  for (const symbol of Object.getOwnPropertySymbols(response)) {
+    if (symbol.description !== "cache") continue;
+    const cache: unknown = (response as unknown as Record<symbol, unknown>)[symbol];
+    if (!Array.isArray(cache) || cache.length !== 3 || typeof cache[0] !== "number") return undefined;
+    const body: unknown = cache[1];
+    if (body === null) return new Uint8Array(0);
+    if (typeof body === "string") return encoder.encode(body);
+    if (body instanceof Uint8Array) return body;
+    return undefined;
+  }
+  return undefined;
+}
+
+const encoder = new TextEncoder();
