@@ -1,5 +1,4 @@
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
@@ -46,25 +45,10 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
   const running = new WeakMap<FastifyRequest, Running>();
 
   async function idempotency(fastify: FastifyInstance): Promise<void> {
-    fastify.addHook("preParsing", async (request, _reply, payload) => {
+    fastify.addHook("preParsing", (request, _reply, payload, done) => {
       // Only a request with a key can need its body fingerprinted; the rest are not slowed down.
-      if (request.headers["idempotency-key"] === undefined) return payload;
-      const raw: RawBody = { chunks: [], ended: false };
-      rawBodies.set(request, raw);
-      const copy = new Transform({
-        transform(chunk: Buffer, _encoding, callback) {
-          raw.chunks.push(chunk);
-          callback(null, chunk);
-        },
-        flush(callback) {
-          raw.ended = true;
-          callback();
-        },
-      });
-      pipeline(payload, copy).catch(() => {
-        // The parser reading `copy` sees the same error and answers it.
-      });
-      return copy;
+      if (request.headers["idempotency-key"] !== undefined) rawBodies.set(request, recordChunks(payload));
+      done(null, payload);
     });
 
     fastify.addHook("preHandler", async (request, reply) => {
@@ -82,16 +66,20 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
     });
 
     // Runs before the error handler answers, and so before `onSend`.
-    fastify.addHook("onError", async (request) => {
+    fastify.addHook("onError", (request, _reply, _error, done) => {
       const state = running.get(request);
       if (state) state.threw = true;
+      done();
     });
 
-    fastify.addHook("onSend", async (request, reply, payload) => {
+    fastify.addHook("onSend", (request, reply, payload, done) => {
       const state = running.get(request);
-      if (!state) return payload;
+      if (!state) return done(null, payload);
       running.delete(request);
-      const { lock, threw } = state;
+      save(state, reply, payload).then((sent) => done(null, sent), done);
+    });
+
+    async function save({ lock, threw }: Running, reply: FastifyReply, payload: unknown): Promise<unknown> {
       let captured: Captured;
       try {
         captured = await capturePayload(payload, reply);
@@ -102,14 +90,17 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
       const body = captured.bytes.byteLength <= lock.maxResponseBytes ? captured.bytes : undefined;
       await lock.finish({ status: captured.status, headers: captured.headers, body, threw });
       return captured.payload;
-    });
+    }
 
     // A response that bypassed `onSend` (an error handler that threw): the handler failed, release the key.
-    fastify.addHook("onResponse", async (request) => {
+    fastify.addHook("onResponse", (request, _reply, done) => {
       const state = running.get(request);
-      if (!state) return;
+      if (!state) return done();
       running.delete(request);
-      await state.lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
+      // `finish` never rejects.
+      void state.lock
+        .finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true })
+        .then(() => done());
     });
   }
 
@@ -119,6 +110,25 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
     [Symbol.for("fastify.display-name")]: "idemkey-idempotency",
   });
   return Object.assign(idempotency, { purge: engine.purge });
+}
+
+/**
+ * Records the chunks of the body as whoever reads the stream (Fastify's body reader, a custom parser, a later
+ * `preParsing` stream) takes them: every chunk a Readable hands out, flowing or through `read()`, is emitted as
+ * `data`. Watching `emit` leaves the stream as it was; a listener of our own would set it flowing before the parser
+ * listens, and a `Transform` in between costs a stream and `pipeline()` (an `AbortController`) per request.
+ */
+function recordChunks(payload: Readable): RawBody {
+  const raw: RawBody = { chunks: [], ended: false };
+  const emit = payload.emit;
+  payload.emit = function (this: Readable, event: string | symbol, ...args: unknown[]) {
+    // A stream given an encoding hands out strings; the bytes were UTF-8 unless a custom stream says otherwise.
+    if (event === "data")
+      raw.chunks.push(typeof args[0] === "string" ? Buffer.from(args[0]) : (args[0] as Buffer));
+    else if (event === "end") raw.ended = true;
+    return emit.call(this, event, ...args);
+  } as Readable["emit"];
+  return raw;
 }
 
 function requestBody(request: FastifyRequest, raw: RawBody | undefined): RequestBody {
