@@ -10,5 +10,6 @@ export { OutcomeUnknownError } from "./outcome-unknown-error.js";
 export { ResponseTooLargeError } from "./response-too-large-error.js";
 export { SchemaVersionError } from "./schema-version-error.js";
 export { StoreError } from "./store-error.js";
+export { StoreLayoutError } from "./store-layout-error.js";
 export { ToolCallError, type ToolCallErrorOptions } from "./tool-call-error.js";
 export { WaitTimeoutError } from "./wait-timeout-error.js";

@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
 
-/** The narrow shape the store needs from either client: run a Lua script, read one string. */
+/** The narrow shape the store needs from either client: run a Lua script. */
 export interface ScriptRunner {
   run(script: Script, keys: string[], args: string[]): Promise<unknown>;
-  get(key: string): Promise<string | null>;
 }
 
 export interface Script {
@@ -20,6 +19,7 @@ export const script = (source: string): Script => ({
 export interface IoRedisLike {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  /** Not called since records became hashes (layout 2); kept so that existing wrappers still type-check. */
   get(key: string): Promise<string | null>;
 }
 
@@ -27,6 +27,7 @@ export interface IoRedisLike {
 export interface NodeRedisLike {
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  /** Not called since records became hashes (layout 2); kept so that existing wrappers still type-check. */
   get(key: string): Promise<string | null>;
 }
 
@@ -38,7 +39,7 @@ export type RedisClientLike = IoRedisLike | NodeRedisLike;
  */
 export function scriptRunner(client: unknown): ScriptRunner {
   const c = client as Partial<IoRedisLike & NodeRedisLike> | null;
-  if (typeof c?.evalSha === "function" && typeof c.eval === "function" && typeof c.get === "function") {
+  if (typeof c?.evalSha === "function" && typeof c.eval === "function") {
     const node = c as NodeRedisLike;
     return {
       run: (s, keys, args) =>
@@ -46,10 +47,9 @@ export function scriptRunner(client: unknown): ScriptRunner {
           () => node.evalSha(s.sha, { keys, arguments: args }),
           () => node.eval(s.source, { keys, arguments: args }),
         ),
-      get: (key) => node.get(key),
     };
   }
-  if (typeof c?.evalsha === "function" && typeof c.eval === "function" && typeof c.get === "function") {
+  if (typeof c?.evalsha === "function" && typeof c.eval === "function") {
     const io = c as IoRedisLike;
     return {
       run: (s, keys, args) =>
@@ -57,7 +57,6 @@ export function scriptRunner(client: unknown): ScriptRunner {
           () => io.evalsha(s.sha, keys.length, ...keys, ...args),
           () => io.eval(s.source, keys.length, ...keys, ...args),
         ),
-      get: (key) => io.get(key),
     };
   }
   throw new TypeError(

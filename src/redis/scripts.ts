@@ -1,107 +1,144 @@
 /**
  * The Lua scripts behind the Redis store. Each runs atomically in Redis, so a read, its check and its write (the
- * record and both indexes) can never interleave with another client's. Records are JSON strings whose numbers are
- * decimal strings: JavaScript computes every new time, and Lua only compares them (`tonumber`) and copies them, so
- * no epoch millisecond ever goes through Lua's 14-digit number formatting.
+ * record and its index entries) can never interleave with another client's.
  *
- * Keys: KEYS[1] the record, KEYS[2] the expiry index (ZSET, score = expiresAt), KEYS[3] the key index (ZSET, all
- * scores 0, for lexicographic listing). The physical TTL is the logical one plus a margin (ARGV "margin").
+ * Layout 2 (recorded in the marker key `<prefix>layout`, see layout.ts). A record is a hash under `<prefix>r:<key>`
+ * with the fields of FIELDS; a field that is null is absent. Times are decimal strings of epoch ms: JavaScript
+ * computes every new time, and Lua only compares them (`tonumber`) and copies them, so no epoch millisecond ever goes
+ * through Lua's 14-digit number formatting. Scripts read the fields they check with one HMGET and write only the
+ * fields that change: no JSON is decoded or encoded in Redis. Layout 1 kept each record as one JSON string; a script
+ * that meets one fails with an `IDEMKEY_LAYOUT` error rather than misread it.
+ *
+ * Keys: KEYS[1] the record, KEYS[2] the expiry index (ZSET, score = expiresAt or earlier: a score never lies after
+ * the record's expiry, and purge moves an early one forward), KEYS[3] the key index (ZSET, all scores 0, for
+ * lexicographic listing). The physical TTL is the logical one plus a margin (ARGV "margin"), set whenever expiresAt
+ * changes.
  */
 
-const HELPERS = `
-local function live(r, now) return tonumber(r.expiresAt) > now end
-local function ttl(r, now, margin) return string.format('%d', math.max(1, tonumber(r.expiresAt) - now + margin)) end
-local function matches(r, e)
-  if e.token ~= nil and r.token ~= e.token then return false end
-  if e.state ~= nil and r.state ~= e.state then return false end
-  return true
+/** The record's fields, in the order every script returns them. */
+export const FIELDS = [
+  "state",
+  "fingerprint",
+  "token",
+  "leaseUntil",
+  "attempts",
+  "result",
+  "data",
+  "createdAt",
+  "updatedAt",
+  "expiresAt",
+] as const;
+
+const READ = `
+local function read(key, ...)
+  local ok, r = pcall(redis.call, 'HMGET', key, ...)
+  if ok then return r end
+  error({err = 'IDEMKEY_LAYOUT ' .. key .. ' is not a hash: a record of layout 1 (a JSON string)'})
 end
+local ALL = {${FIELDS.map((f) => `'${f}'`).join(", ")}}
+`;
+
+/** Calls `read(key, unpack(ALL))` and names the positions of ALL. */
+const AT = Object.fromEntries(FIELDS.map((f, i) => [f, i + 1])) as Record<(typeof FIELDS)[number], number>;
+
+/**
+ * ARGV: key, now, state, fingerprint, token, leaseUntil ('' for none), expiresAt, physical TTL, takeover leaseUntil,
+ * then data when there is any. Returns {'claimed'} for a new record (the client built it), or {status, fields...} with
+ * the record as it was (FIELDS order; on a takeover the client applies the same change).
+ */
+export const CLAIM = `${READ}
+local key, now = ARGV[1], tonumber(ARGV[2])
+-- EXISTS first: a fresh key, the common case, then reads nothing.
+local r = redis.call('EXISTS', KEYS[1]) == 1 and read(KEYS[1], unpack(ALL)) or {}
+local expiresAt = r[${AT.expiresAt}]
+if not expiresAt or tonumber(expiresAt) <= now then
+  -- An expired record may still hold fields the new one leaves absent.
+  if expiresAt then redis.call('DEL', KEYS[1]) end
+  local set = {'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
+    'createdAt', ARGV[2], 'updatedAt', ARGV[2], 'expiresAt', ARGV[7]}
+  if ARGV[6] ~= '' then set[#set + 1] = 'leaseUntil'; set[#set + 1] = ARGV[6] end
+  if ARGV[10] then set[#set + 1] = 'data'; set[#set + 1] = ARGV[10] end
+  redis.call('HSET', KEYS[1], unpack(set))
+  redis.call('PEXPIRE', KEYS[1], ARGV[8])
+  redis.call('ZADD', KEYS[2], ARGV[7], key)
+  -- A record Redis expired itself left its key index entry behind; a new key needs one.
+  if not expiresAt then redis.call('ZADD', KEYS[3], 0, key) end
+  return {'claimed'}
+end
+local state, token, leaseUntil = r[${AT.state}], r[${AT.token}], r[${AT.leaseUntil}]
+-- The same token again is this very claim, resent by a client after a dropped connection: it already holds the key.
+if state == 'pending' and token == ARGV[5] then return {'claimed', unpack(r)} end
+if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.fingerprint}] == ARGV[4] then
+  redis.call('HSET', KEYS[1], 'token', ARGV[5], 'leaseUntil', ARGV[9], 'updatedAt', ARGV[2])
+  -- Keep the later expiry; the index's score for the earlier one stays a valid lower bound.
+  if tonumber(ARGV[7]) > tonumber(expiresAt) then
+    redis.call('HSET', KEYS[1], 'expiresAt', ARGV[7])
+    redis.call('PEXPIRE', KEYS[1], ARGV[8])
+  end
+  return {'taken_over', unpack(r)}
+end
+return {'exists', unpack(r)}
 `;
 
 /**
- * ARGV: key, now, fresh record JSON, fresh expiresAt, fresh physical TTL, fingerprint, token, takeover leaseUntil,
- * margin. Returns {status, record JSON[, previous JSON]}.
+ * ARGV: key, now, expected token ('=' .. token, or '' for any), expected state ('' for any), new expiresAt ('' when
+ * it stays), physical TTL for it, how many field/value pairs follow, the pairs, then the fields to clear. Returns the
+ * fields as they were (FIELDS order; the client applies the same patch), or nil when no live record matched.
  */
-export const CLAIM = `${HELPERS}
-local key, now = ARGV[1], tonumber(ARGV[2])
-local function index(expiresAt)
-  redis.call('ZADD', KEYS[2], expiresAt, key)
-  redis.call('ZADD', KEYS[3], 0, key)
-end
-if redis.call('SET', KEYS[1], ARGV[3], 'NX', 'PX', ARGV[5]) then
-  index(ARGV[4])
-  return {'claimed', ARGV[3]}
-end
-local raw = redis.call('GET', KEYS[1])
-local r = cjson.decode(raw)
-if not live(r, now) then
-  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[5])
-  index(ARGV[4])
-  return {'claimed', ARGV[3]}
-end
--- The same token again is this very claim, resent by a client after a dropped connection: it already holds the key.
-if r.state == 'pending' and r.token == ARGV[7] then return {'claimed', raw} end
-if r.state == 'pending' and r.leaseUntil ~= cjson.null and tonumber(r.leaseUntil) <= now
-    and r.fingerprint == ARGV[6] then
-  r.token = ARGV[7]
-  r.leaseUntil = ARGV[8]
-  r.updatedAt = ARGV[2]
-  if tonumber(ARGV[4]) > tonumber(r.expiresAt) then r.expiresAt = ARGV[4] end
-  local value = cjson.encode(r)
-  redis.call('SET', KEYS[1], value, 'PX', ttl(r, now, tonumber(ARGV[9])))
-  index(r.expiresAt)
-  return {'taken_over', value, raw}
-end
-return {'exists', raw}
-`;
-
-/** ARGV: key, now, expect JSON, patch JSON (fields to set, numbers as strings), margin. Returns the new JSON or nil. */
-export const UPDATE = `${HELPERS}
+export const UPDATE = `${READ}
 local now = tonumber(ARGV[2])
-local raw = redis.call('GET', KEYS[1])
-if not raw then return nil end
-local r = cjson.decode(raw)
-if not live(r, now) or not matches(r, cjson.decode(ARGV[3])) then return nil end
-for field, value in pairs(cjson.decode(ARGV[4])) do r[field] = value end
-r.updatedAt = ARGV[2]
-local value = cjson.encode(r)
-redis.call('SET', KEYS[1], value, 'PX', ttl(r, now, tonumber(ARGV[5])))
-redis.call('ZADD', KEYS[2], r.expiresAt, ARGV[1])
-return value
+local r = read(KEYS[1], unpack(ALL))
+local expiresAt = r[${AT.expiresAt}]
+if not expiresAt or tonumber(expiresAt) <= now then return nil end
+if ARGV[3] ~= '' and r[${AT.token}] ~= string.sub(ARGV[3], 2) then return nil end
+if ARGV[4] ~= '' and r[${AT.state}] ~= ARGV[4] then return nil end
+local last = 7 + 2 * tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2], unpack(ARGV, 8, last))
+if #ARGV > last then redis.call('HDEL', KEYS[1], unpack(ARGV, last + 1)) end
+if ARGV[5] ~= '' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  -- A later expiry keeps the index score, a valid lower bound; an earlier one must lower it.
+  if tonumber(ARGV[5]) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1]) end
+end
+return r
 `;
 
-/** ARGV: key, now, expect JSON. Returns 1 when it deleted the record. */
-export const DELETE = `${HELPERS}
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-local r = cjson.decode(raw)
-if not live(r, tonumber(ARGV[2])) or not matches(r, cjson.decode(ARGV[3])) then return 0 end
+/** ARGV: key, now, expected token ('=' .. token, or ''), expected state (or ''). Returns 1 when it deleted. */
+export const DELETE = `${READ}
+local r = read(KEYS[1], 'expiresAt', 'token', 'state')
+if not r[1] or tonumber(r[1]) <= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] ~= '' and r[2] ~= string.sub(ARGV[3], 2) then return 0 end
+if ARGV[4] ~= '' and r[3] ~= ARGV[4] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 `;
 
+/** Returns the record's fields in FIELDS order (all nil when there is none); the client checks expiry. */
+export const GET = `${READ}
+return read(KEYS[1], unpack(ALL))
+`;
+
 /**
  * KEYS: the key index. ARGV: record key prefix, now, ZRANGEBYLEX start, key prefix ('' for none), state ('' for
  * any), how many records are still wanted, how many index entries to look at at most. Returns {next start or '',
- * key, JSON, key, JSON, ...}: live matching records in byte order of their keys, and where to go on from ('' when
- * the range is exhausted). The scan bound keeps one call from blocking Redis on a large index.
+ * key, fields..., key, fields..., ...} (FIELDS order): live matching records in byte order of their keys, and where
+ * to go on from ('' when the range is exhausted). The scan bound keeps one call from blocking Redis on a large index.
  */
-export const LIST = `
+export const LIST = `${READ}
 local now, prefix, state, wanted, bound = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local entries = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[3], '+', 'LIMIT', 0, bound)
-local out = {''}
+local out, found = {''}, 0
 for _, key in ipairs(entries) do
   if string.sub(key, 1, #prefix) ~= prefix then return out end
-  local raw = redis.call('GET', ARGV[1] .. key)
-  if raw then
-    local r = cjson.decode(raw)
-    if tonumber(r.expiresAt) > now and (state == '' or r.state == state) then
-      out[#out + 1] = key
-      out[#out + 1] = raw
-      if #out >= 1 + 2 * wanted then return out end
-    end
+  local r = read(ARGV[1] .. key, unpack(ALL))
+  local expiresAt = r[${AT.expiresAt}]
+  if expiresAt and tonumber(expiresAt) > now and (state == '' or r[${AT.state}] == state) then
+    out[#out + 1] = key
+    for i = 1, #ALL do out[#out + 1] = r[i] end
+    found = found + 1
+    if found >= wanted then return out end
   end
 end
 if #entries == bound then out[1] = '(' .. entries[#entries] end
@@ -110,21 +147,30 @@ return out
 
 /**
  * KEYS: the expiry index, the key index. ARGV: record key prefix, now, limit. Deletes up to `limit` records whose
- * expiresAt has passed (or that Redis already expired) with their index entries; returns how many.
+ * expiresAt has passed (or that Redis already expired) with their index entries, and returns how many. An entry whose
+ * record lives on (its expiry moved later) gets the true score and does not count; the script reads on past it, a
+ * bounded number of entries, so that a batch short of `limit` still means none are left.
  */
 export const PURGE = `
-local now = tonumber(ARGV[2])
-local removed = 0
-for _, key in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])) do
-  local raw = redis.call('GET', ARGV[1] .. key)
-  local r = raw and cjson.decode(raw)
-  if r and tonumber(r.expiresAt) > now then
-    redis.call('ZADD', KEYS[1], r.expiresAt, key) -- a stale score; never delete a live record
-  else
-    redis.call('DEL', ARGV[1] .. key)
-    redis.call('ZREM', KEYS[1], key)
-    redis.call('ZREM', KEYS[2], key)
-    removed = removed + 1
+local now, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
+local removed, looked = 0, 0
+while removed < limit and looked < 10 * limit do
+  local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, limit - removed)
+  if #entries == 0 then break end
+  for _, key in ipairs(entries) do
+    looked = looked + 1
+    local ok, expiresAt = pcall(redis.call, 'HGET', ARGV[1] .. key, 'expiresAt')
+    if not ok then
+      return redis.error_reply('IDEMKEY_LAYOUT ' .. ARGV[1] .. key .. ' is not a hash: a record of layout 1 (a JSON string)')
+    end
+    if expiresAt and tonumber(expiresAt) > now then
+      redis.call('ZADD', KEYS[1], expiresAt, key)
+    else
+      redis.call('DEL', ARGV[1] .. key)
+      redis.call('ZREM', KEYS[1], key)
+      redis.call('ZREM', KEYS[2], key)
+      removed = removed + 1
+    end
   end
 end
 return removed

@@ -1,12 +1,15 @@
+import { StoreLayoutError } from "../errors/store-layout-error.js";
 import { guardStore } from "../store/guard.js";
+import { applyPatch, decideClaim, newRecord } from "../store/record.js";
 import type { ClaimResult, Expect, RecordPatch, Store, StoreOptions, StoreRecord } from "../store/types.js";
 import { type RedisClientLike, script, scriptRunner } from "./client.js";
-import { CLAIM, DELETE, LIST, PURGE, UPDATE } from "./scripts.js";
+import { LAYOUT, layoutCheck } from "./layout.js";
+import { CLAIM, DELETE, FIELDS, GET, LIST, PURGE, UPDATE } from "./scripts.js";
 
 export interface RedisStoreOptions extends StoreOptions {
   /**
-   * Put before every Redis key the store writes: records under `<prefix>r:<key>`, and two index sorted sets,
-   * `<prefix>expiries` and `<prefix>keys`. The braces make it a Redis Cluster hash tag, which puts a store's keys in
+   * Put before every Redis key the store writes: records (hashes) under `<prefix>r:<key>`, two index sorted sets,
+   * `<prefix>expiries` and `<prefix>keys`, and the layout marker `<prefix>layout`. The braces make it a Redis Cluster hash tag, which puts a store's keys in
    * one slot, as its scripts require; keep a `{...}` part in a prefix of your own if you run a cluster.
    * @default "{idemkey}:"
    */
@@ -20,20 +23,6 @@ export interface RedisStoreOptions extends StoreOptions {
   ttlMarginMs?: number;
 }
 
-/** The record as stored: JSON whose numbers are decimal strings (see scripts.ts). */
-interface Stored {
-  state: StoreRecord["state"];
-  fingerprint: string;
-  token: string | null;
-  leaseUntil: string | null;
-  attempts: string;
-  result: string | null;
-  data: string | null;
-  createdAt: string;
-  updatedAt: string;
-  expiresAt: string;
-}
-
 /** Index entries one list script looks at, at most. */
 const LIST_SCAN = 500;
 
@@ -41,16 +30,22 @@ const scripts = {
   claim: script(CLAIM),
   update: script(UPDATE),
   delete: script(DELETE),
+  get: script(GET),
   list: script(LIST),
   purge: script(PURGE),
 };
 
 /**
  * A store in Redis, shared by every process that reaches the server, through the ioredis or node-redis client you
- * already have (never opened or closed by the store). A claim is `SET NX PX` inside a Lua script that also replaces
- * an expired record or takes over an expired lease; completing, renewing, updating and deleting are Lua scripts
- * that compare the token (or state) and write in one atomic step, so a worker whose lease was taken over can never
- * overwrite the new owner's record.
+ * already have (never opened or closed by the store). A claim is a Lua script that creates the record when there is
+ * none, replaces an expired one or takes over an expired lease; completing, renewing, updating and deleting are Lua
+ * scripts that compare the token (or state) and write in one atomic step, so a worker whose lease was taken over can
+ * never overwrite the new owner's record.
+ *
+ * Each record is a Redis hash of its fields (layout 2, see scripts.ts), so that a script reads and writes only the
+ * fields it needs. Records of idemkey's earlier layout 1 (one JSON string each) are refused with a
+ * `StoreLayoutError`, never misread: let the version that wrote them finish and delete the prefix's keys, or give this
+ * store another prefix.
  *
  * Durability is Redis's: the guarantees assume persistence with the append-only file (`appendonly yes`, with
  * `appendfsync everysec`, which may lose the last second of writes if the server's machine fails, or `always`).
@@ -67,67 +62,73 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   const recordKey = (key: string) => `${prefix}r:${key}`;
   const expiries = `${prefix}expiries`;
   const keys = `${prefix}keys`;
-  const margin = `${ttlMarginMs}`;
+  const ready = layoutCheck(redis, prefix);
+  const ttl = (ttlMs: number) => `${Math.max(1, ttlMs + ttlMarginMs)}`;
+
+  function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
+    return guardStore("redis", operation, key, async () => {
+      await ready();
+      try {
+        return await run();
+      } catch (error) {
+        // A process of layout 1 wrote this record after the prefix was marked: refuse rather than misread it.
+        if (String((error as Error)?.message).startsWith("IDEMKEY_LAYOUT")) {
+          throw new StoreLayoutError("redis", prefix, 1, LAYOUT, { cause: error });
+        }
+        throw error;
+      }
+    });
+  }
 
   return {
     claim: (key, input) =>
       guard("claim", key, async () => {
         const now = clock();
-        const state = input.state ?? "pending";
-        const fresh: Stored = {
-          state,
-          fingerprint: input.fingerprint,
-          token: input.token,
-          leaseUntil: state === "pending" ? `${now + input.leaseMs}` : null,
-          attempts: "0",
-          result: null,
-          data: input.data ?? null,
-          createdAt: `${now}`,
-          updatedAt: `${now}`,
-          expiresAt: `${now + input.ttlMs}`,
-        };
-        const reply = (await redis.run(
+        const fresh = newRecord(key, input, now);
+        const args = [
+          key,
+          `${now}`,
+          fresh.state,
+          fresh.fingerprint,
+          input.token,
+          fresh.leaseUntil === null ? "" : `${fresh.leaseUntil}`,
+          `${fresh.expiresAt}`,
+          ttl(input.ttlMs),
+          `${now + input.leaseMs}`,
+        ];
+        if (fresh.data !== null) args.push(fresh.data);
+        const [status, ...fields] = (await redis.run(
           scripts.claim,
           [recordKey(key), expiries, keys],
-          [
-            key,
-            `${now}`,
-            JSON.stringify(fresh),
-            fresh.expiresAt,
-            `${Math.max(1, input.ttlMs + ttlMarginMs)}`,
-            input.fingerprint,
-            input.token,
-            `${now + input.leaseMs}`,
-            margin,
-          ],
-        )) as [ClaimResult["status"], string, string?];
-        const [status, json, previous] = reply;
-        return status === "taken_over"
-          ? { status, record: parse(key, json), previous: parse(key, previous!) }
-          : { status, record: parse(key, json) };
+          args,
+        )) as [ClaimResult["status"], ...Field[]];
+        if (fields.length === 0) return { status: "claimed", record: fresh };
+        const record = fromFields(key, fields);
+        if (status !== "taken_over") return { status, record };
+        return { status, record: decideClaim(key, record, input, now).record, previous: record };
       }),
     get: (key) =>
       guard("get", key, async () => {
-        const json = await redis.get(recordKey(key));
-        const record = json === null ? undefined : parse(key, json);
+        const fields = (await redis.run(scripts.get, [recordKey(key)], [])) as Field[];
+        const record = fields[9] == null ? undefined : fromFields(key, fields);
         return record && record.expiresAt > clock() ? record : undefined;
       }),
     update: (key, expect, patch) =>
       guard("update", key, async () => {
         const now = clock();
-        const json = await redis.run(
+        const fields = (await redis.run(
           scripts.update,
           [recordKey(key), expiries],
-          [key, `${now}`, expectation(expect), changes(patch, now), margin],
-        );
-        return typeof json === "string" ? parse(key, json) : undefined;
+          [key, `${now}`, ...expectation(expect), ...changes(patch, now, ttl)],
+        )) as Field[] | null;
+        return fields ? applyPatch(fromFields(key, fields), patch, now) : undefined;
       }),
     delete: (key, expect) =>
       guard("delete", key, async () => {
         const deleted = await redis.run(
           scripts.delete,
           [recordKey(key), expiries, keys],
-          [key, `${clock()}`, expectation(expect)],
+          [key, `${clock()}`, ...expectation(expect)],
         );
         return Number(deleted) === 1;
       }),
@@ -151,8 +152,11 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
               `${limit - records.length}`,
               `${LIST_SCAN}`,
             ],
-          )) as string[];
-          for (let i = 0; i < found.length; i += 2) records.push(parse(found[i]!, found[i + 1]!));
+          )) as Field[];
+          const stride = 1 + FIELDS.length;
+          for (let i = 0; i < found.length; i += stride) {
+            records.push(fromFields(found[i]!, found.slice(i + 1, i + stride)));
+          }
           start = next!;
         }
         return records;
@@ -166,36 +170,60 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   };
 }
 
-function parse(key: string, json: string): StoreRecord {
-  const s = JSON.parse(json) as Stored;
+/** A reply's string or nil (an absent field): node-redis and ioredis both give `null` for nil. */
+type Field = string | null;
+
+/** A record from its fields in FIELDS order. */
+function fromFields(key: string, f: Field[]): StoreRecord {
   return {
     key,
-    state: s.state,
-    fingerprint: s.fingerprint,
-    token: s.token,
-    leaseUntil: s.leaseUntil === null ? null : Number(s.leaseUntil),
-    attempts: Number(s.attempts),
-    result: s.result,
-    data: s.data,
-    createdAt: Number(s.createdAt),
-    updatedAt: Number(s.updatedAt),
-    expiresAt: Number(s.expiresAt),
+    state: f[0] as StoreRecord["state"],
+    fingerprint: f[1]!,
+    token: f[2] ?? null,
+    leaseUntil: f[3] == null ? null : Number(f[3]),
+    attempts: Number(f[4]),
+    result: f[5] ?? null,
+    data: f[6] ?? null,
+    createdAt: Number(f[7]),
+    updatedAt: Number(f[8]),
+    expiresAt: Number(f[9]),
   };
 }
 
-const expectation = (expect: Expect) => JSON.stringify({ token: expect.token, state: expect.state });
+/** `=token` or '' (any token; '=' keeps an empty token apart from none), then the state or ''. */
+const expectation = (expect: Expect) => [
+  expect.token === undefined ? "" : `=${expect.token}`,
+  expect.state ?? "",
+];
 
-/** The fields a patch sets, with every new time computed here on the store's clock. */
-function changes(patch: RecordPatch, now: number): string {
-  const set: Partial<Stored> = {};
-  if (patch.state !== undefined) set.state = patch.state;
-  if (patch.token !== undefined) set.token = patch.token;
-  if (patch.leaseMs !== undefined) set.leaseUntil = patch.leaseMs === null ? null : `${now + patch.leaseMs}`;
-  if (patch.attempts !== undefined) set.attempts = `${patch.attempts}`;
-  if (patch.result !== undefined) set.result = patch.result;
-  if (patch.data !== undefined) set.data = patch.data;
-  if (patch.ttlMs !== undefined) set.expiresAt = `${now + patch.ttlMs}`;
-  return JSON.stringify(set);
+/**
+ * The update script's ARGV after the expectation: the new expiresAt ('' when it stays) and its physical TTL, the
+ * number of fields to set, those fields and values, then the fields to clear. Every new time is computed here on the
+ * store's clock.
+ */
+function changes(patch: RecordPatch, now: number, ttl: (ttlMs: number) => string): string[] {
+  const set: string[] = [];
+  const clear: string[] = [];
+  const put = (field: string, value: string | null | undefined) => {
+    if (value === undefined) return;
+    if (value === null) clear.push(field);
+    else set.push(field, value);
+  };
+  put("state", patch.state);
+  put("token", patch.token);
+  put("leaseUntil", patch.leaseMs == null ? patch.leaseMs : `${now + patch.leaseMs}`);
+  put("attempts", patch.attempts === undefined ? undefined : `${patch.attempts}`);
+  put("result", patch.result);
+  put("data", patch.data);
+  const expiresAt = patch.ttlMs === undefined ? "" : `${now + patch.ttlMs}`;
+  put("expiresAt", expiresAt || undefined);
+  return [
+    expiresAt,
+    patch.ttlMs === undefined ? "" : ttl(patch.ttlMs),
+    `${set.length / 2}`,
+    ...set,
+    ...clear,
+  ];
 }
 
 /** ZRANGEBYLEX compares bytes; so does `Buffer.compare`, which picks the later of the two lower bounds. */
@@ -227,8 +255,4 @@ function resolveOptions(options: RedisStoreOptions) {
     throw new TypeError(`redisStore: options.ttlMarginMs must be a non-negative integer, got ${ttlMarginMs}`);
   }
   return { clock, prefix, ttlMarginMs };
-}
-
-function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
-  return guardStore("redis", operation, key, run);
 }

@@ -66,9 +66,10 @@ async function killMidCall<T>(id: number, call: () => Promise<T>): Promise<T | u
   }
 }
 
+/** The record's hash as Redis holds it (layout 2), or null; an absent field is a null one. */
 const read = async (key: string) => {
-  const json = await admin.get(`${prefix}r:${key}`);
-  return json === null ? null : JSON.parse(json);
+  const fields = await admin.hgetall(`${prefix}r:${key}`);
+  return Object.keys(fields).length === 0 ? null : { result: null, ...fields };
 };
 
 for (const [name, connect] of Object.entries(clients)) {

@@ -2,9 +2,10 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
+import { StoreLayoutError } from "../../src/errors/index.js";
 import { redisStore } from "../../src/redis/index.js";
 import { redisService } from "../support/services.js";
-import { testStore } from "./contract.js";
+import { testClock, testStore } from "./contract.js";
 
 const service = await redisService();
 const run = randomBytes(4).toString("hex");
@@ -13,7 +14,7 @@ const node = createClient({ url: service.url });
 if (!service.skip) await Promise.all([io.connect(), node.connect()]);
 
 /** Every key this file wrote starts with one of these; the file removes them when it is done. */
-const prefixes = {
+const prefixes: Record<string, string> = {
   io: `{idemkey-test-${run}-io}:`,
   node: `{idemkey-test-${run}-node}:`,
   misc: `{idemkey-test-${run}}:`,
@@ -84,6 +85,86 @@ testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: pre
     expect(approvals.map((r) => r.key)).toEqual([...parked].map(keyOf));
     const page = await store.list({ prefix: "page:", after: keyOf(450), limit: 700 });
     expect(page.map((r) => r.key)).toEqual(Array.from({ length: 700 }, (_, i) => keyOf(451 + i)));
+  });
+
+  it("keeps a record as a hash whose null fields are absent, and marks the prefix with layout 2", async () => {
+    const store = redisStore(io, { prefix: prefixes.misc });
+    await store.claim("hash", { ...claimInput, state: "awaiting_approval" });
+    expect(await io.hgetall(`${prefixes.misc}r:hash`)).toEqual({
+      state: "awaiting_approval",
+      fingerprint: "fp",
+      token: "t1",
+      attempts: "0",
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      expiresAt: expect.any(String),
+    });
+    expect(await io.get(`${prefixes.misc}layout`)).toBe("2");
+  });
+
+  it("refuses a prefix written by layout 1 (JSON strings, no marker) or marked with a newer layout", async () => {
+    const old = `{idemkey-test-${run}-old}:`;
+    const newer = `{idemkey-test-${run}-newer}:`;
+    await io.zadd(`${old}keys`, 0, "k");
+    await io.set(`${old}r:k`, JSON.stringify({ state: "completed", expiresAt: "9999999999999" }));
+    await io.set(`${newer}layout`, "3");
+    try {
+      const onOld = redisStore(node, { prefix: old });
+      await expect(onOld.get("k")).rejects.toThrow(StoreLayoutError);
+      await expect(onOld.claim("other", claimInput)).rejects.toMatchObject({
+        name: "StoreLayoutError",
+        location: old,
+        found: 1,
+        supported: 2,
+      });
+      await expect(redisStore(io, { prefix: newer }).list()).rejects.toMatchObject({
+        found: 3,
+        supported: 2,
+      });
+      expect(await io.exists(`${old}layout`, `${newer}r:k`)).toBe(0);
+    } finally {
+      await io.del(`${old}keys`, `${old}r:k`, `${newer}layout`);
+    }
+  });
+
+  it("refuses a layout 1 record that appears under a marked prefix rather than misread it", async () => {
+    const store = redisStore(io, { prefix: prefixes.misc });
+    await store.claim("marked", claimInput);
+    await io.set(
+      `${prefixes.misc}r:stray`,
+      JSON.stringify({ state: "completed", expiresAt: "9999999999999" }),
+    );
+    for (const call of [
+      () => store.claim("stray", claimInput),
+      () => store.get("stray"),
+      () => store.update("stray", {}, { result: "1" }),
+      () => store.delete("stray", {}),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ name: "StoreLayoutError", found: 1 });
+    }
+    expect(await io.type(`${prefixes.misc}r:stray`)).toBe("string");
+  });
+
+  it("purges past index scores left early by a later expiry, and lowers the score when expiry moves earlier", async () => {
+    const clock = testClock();
+    const prefix = `{idemkey-test-${run}-purge}:`;
+    prefixes[prefix] = prefix;
+    const store = redisStore(io, { clock, prefix });
+    const short = { ...claimInput, ttlMs: 10 };
+    for (const k of ["a", "b", "c"]) {
+      await store.claim(k, { ...short, token: k });
+      // Completing moves expiry later; the index keeps the earlier score, a lower bound.
+      await store.update(k, { token: k }, { state: "completed", ttlMs: 60_000 });
+    }
+    for (const k of ["x", "y"]) await store.claim(k, short);
+    const { record } = await store.claim("lowered", { ...claimInput, ttlMs: 60_000 });
+    await store.update("lowered", { token: record.token! }, { ttlMs: 5 });
+    expect(await io.zscore(`${prefix}expiries`, "lowered")).toBe(`${clock() + 5}`);
+    clock.advance(10);
+    expect(await store.purge({ limit: 3 })).toBe(3);
+    expect(await store.purge({ limit: 3 })).toBe(0);
+    expect((await store.list()).map((r) => r.key)).toEqual(["a", "b", "c"]);
+    expect(await io.zscore(`${prefix}expiries`, "a")).toBe(`${clock() - 10 + 60_000}`);
   });
 
   it("rejects bad arguments with a TypeError naming the option", () => {
