@@ -88,7 +88,19 @@ testStore(
     expect(rows.map((r) => r.table_name)).toEqual(["idemkey_meta", "records"]);
   });
 
+  it("prepares its statements on a node-postgres client, and sends plain text when told not to", async () => {
+    const prepared = async () =>
+      (await single.query("SELECT name FROM pg_prepared_statements WHERE name LIKE 'idemkey_%'")).rowCount;
+    const before = await prepared();
+    await postgresStore(single, { table: `${table}_client`, preparedStatements: false }).get("k");
+    expect(await prepared()).toBe(before);
+    await postgresStore(single, { table: `${table}_client` }).get("k");
+    expect(await prepared()).toBe((before ?? 0) + 1);
+  });
+
   it("rejects bad arguments with a TypeError naming the option", () => {
+    // @ts-expect-error: a boolean
+    expect(() => postgresStore(pool, { preparedStatements: "yes" })).toThrow(/options\.preparedStatements/);
     expect(() => postgresStore(pool, { table: 'x"; DROP TABLE y; --' })).toThrow(/options\.table/);
     expect(() => postgresStore(pool, { schema: "a.b" })).toThrow(/options\.schema/);
     // @ts-expect-error: a clock must be a function
