@@ -21,18 +21,24 @@ return tonumber(ARGV[1])
  * tried again by the next operation. A process of another layout writing under the prefix later still cannot be
  * misread: every script refuses a record of the wrong Redis type with an `IDEMKEY_LAYOUT` error.
  */
-export function layoutCheck(redis: ScriptRunner, prefix: string): () => Promise<void> {
-  let checked: Promise<void> | undefined;
-  return () => {
-    checked ??= redis.run(CHECK, [`${prefix}layout`, `${prefix}keys`], [`${LAYOUT}`]).then(
-      (found) => {
-        if (Number(found) !== LAYOUT) throw new StoreLayoutError("redis", prefix, Number(found), LAYOUT);
-      },
-      (error: unknown) => {
-        checked = undefined;
-        throw error;
-      },
-    );
-    return checked;
+export function layoutCheck(redis: ScriptRunner, prefix: string): { done: boolean; check(): Promise<void> } {
+  let checking: Promise<void> | undefined;
+  const state = {
+    // Read before every operation, so that a checked store awaits nothing more.
+    done: false,
+    check() {
+      checking ??= redis.run(CHECK, [`${prefix}layout`, `${prefix}keys`], [`${LAYOUT}`]).then(
+        (found) => {
+          if (Number(found) !== LAYOUT) throw new StoreLayoutError("redis", prefix, Number(found), LAYOUT);
+          state.done = true;
+        },
+        (error: unknown) => {
+          checking = undefined;
+          throw error;
+        },
+      );
+      return checking;
+    },
   };
+  return state;
 }

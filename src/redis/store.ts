@@ -62,22 +62,22 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   const recordKey = (key: string) => `${prefix}r:${key}`;
   const expiries = `${prefix}expiries`;
   const keys = `${prefix}keys`;
-  const ready = layoutCheck(redis, prefix);
+  const layout = layoutCheck(redis, prefix);
   const ttl = (ttlMs: number) => `${Math.max(1, ttlMs + ttlMarginMs)}`;
 
   function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
     return guardStore("redis", operation, key, async () => {
-      await ready();
-      try {
-        return await run();
-      } catch (error) {
-        // A process of layout 1 wrote this record after the prefix was marked: refuse rather than misread it.
-        if (String((error as Error)?.message).startsWith("IDEMKEY_LAYOUT")) {
-          throw new StoreLayoutError("redis", prefix, 1, LAYOUT, { cause: error });
-        }
-        throw error;
-      }
+      if (!layout.done) await layout.check();
+      return run().catch(refuseLayout);
     });
+  }
+
+  /** A process of layout 1 wrote this record after the prefix was marked: refuse rather than misread it. */
+  function refuseLayout(error: unknown): never {
+    if (String((error as Error)?.message).startsWith("IDEMKEY_LAYOUT")) {
+      throw new StoreLayoutError("redis", prefix, 1, LAYOUT, { cause: error });
+    }
+    throw error;
   }
 
   return {
