@@ -1,31 +1,7 @@
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import canonicalizeOracle from "canonicalize";
 import { describe, expect, it } from "vitest";
-
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const cli = join(root, "src/cli/index.ts");
-
-function run(
-  args: string[],
-  stdin?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", cli, ...args], {
-      cwd: root,
-      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+import { runCli as run } from "../support/cli.js";
 
 /** The key as any RFC 8785 implementation derives it: here the independent `canonicalize` package. */
 function oracleKey(value: unknown[]): string {

@@ -1,35 +1,13 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHarness, defineTool } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { runCli, startCli } from "../support/cli.js";
 
-const root = fileURLToPath(new URL("../../", import.meta.url));
-const cli = join(root, "src/cli/index.ts");
 const dir = mkdtempSync(join(tmpdir(), "idemkey-inspect-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function start(args: string[]): ChildProcess {
-  return spawn(process.execPath, ["--import", "tsx", cli, ...args], {
-    cwd: root,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-}
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = start(args);
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d) => (stdout += d));
-    child.stderr!.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** A SQLite ledger with one completed call, written through the harness. */
 async function ledger(): Promise<string> {
@@ -66,7 +44,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
     ["an empty --user", ["inspect", "--store", "sqlite:x.db", "--user", " "], /--user/],
   ];
   it.each(cases)("%s", async (_, args, message) => {
-    const { code, stdout, stderr } = await run(args);
+    const { code, stdout, stderr } = await runCli(args);
     expect(code).toBe(2);
     expect(stdout).toBe("");
     expect(stderr).toMatch(/^idemkey: [^\n]+\n$/);
@@ -74,7 +52,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
   });
 
   it("masks a password in the URL it repeats", async () => {
-    const { code, stderr } = await run([
+    const { code, stderr } = await runCli([
       "inspect",
       "--store",
       "postgres://u:hunter2@127.0.0.1:5432/x?bad=1&table=",
@@ -85,7 +63,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
   });
 
   it("says in one line, with exit 1, that the store does not answer", async () => {
-    const { code, stderr } = await run(["inspect", "--store", "postgres://postgres@127.0.0.1:1/test"]);
+    const { code, stderr } = await runCli(["inspect", "--store", "postgres://postgres@127.0.0.1:1/test"]);
     expect(code).toBe(1);
     expect(stderr).toMatch(
       /^idemkey: cannot read the ledger at postgres:\/\/postgres@127\.0\.0\.1:1\/test: [^\n]*\n$/,
@@ -93,7 +71,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
   });
 
   it("documents inspect, its flags and the default redaction in --help", async () => {
-    const { code, stdout } = await run(["inspect", "--help"]);
+    const { code, stdout } = await runCli(["inspect", "--help"]);
     expect(code).toBe(0);
     for (const flag of [
       "--store",
@@ -116,7 +94,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
 describe("idemkey inspect: serving", () => {
   it("prints the URL with the token, serves the ledger on loopback, and stops on SIGINT with exit 0", async () => {
     const path = await ledger();
-    const child = start(["inspect", "--store", `sqlite:${path}`, "--user", "ana"]);
+    const child = startCli(["inspect", "--store", `sqlite:${path}`, "--user", "ana"]);
     let stdout = "";
     const url = await new Promise<string>((resolve, reject) => {
       child.stdout!.on("data", (d) => {
