@@ -19,16 +19,12 @@ export const script = (source: string): Script => ({
 export interface IoRedisLike {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(source: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
-  /** Not called since records became hashes (layout 2); kept so that existing wrappers still type-check. */
-  get(key: string): Promise<string | null>;
 }
 
 /** What idemkey calls on a node-redis v4, v5 or v6 client (`createClient(...)`, connected). */
 export interface NodeRedisLike {
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(source: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
-  /** Not called since records became hashes (layout 2); kept so that existing wrappers still type-check. */
-  get(key: string): Promise<string | null>;
 }
 
 export type RedisClientLike = IoRedisLike | NodeRedisLike;
