@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { StoreError } from "../errors/store-error.js";
-import { decideClaim } from "../store/record.js";
+import { decideClaim, resent } from "../store/record.js";
 import type {
   ClaimInput,
   ClaimResult,
@@ -189,8 +189,10 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       const cur = row("cur");
       if (!cur) return undefined;
       const record = toRecord(cur);
-      // Replaceable in the snapshot but not once locked: another claim just won it, so look again.
       const live = record.expiresAt > now ? record : undefined;
+      // The resend rule: this token already holds the live record, so answer what its first arrival decided.
+      if (live?.state === "pending" && live.token === input.token) return resent(live);
+      // Replaceable in the snapshot but not once locked: another claim just won it, so look again.
       if (decideClaim(key, live, input, now).status !== "exists") return undefined;
       return { status: "exists", record };
     }

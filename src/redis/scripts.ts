@@ -66,8 +66,6 @@ if not expiresAt or tonumber(expiresAt) <= now then
   return {'claimed'}
 end
 local state, token, leaseUntil = r[${AT.state}], r[${AT.token}], r[${AT.leaseUntil}]
--- The same token again is this very claim, resent by a client after a dropped connection: it already holds the key.
-if state == 'pending' and token == ARGV[5] then return {'claimed', unpack(r)} end
 if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.fingerprint}] == ARGV[4] then
   redis.call('HSET', KEYS[1], 'token', ARGV[5], 'leaseUntil', ARGV[9], 'updatedAt', ARGV[2])
   -- Keep the later expiry; the index's score for the earlier one stays a valid lower bound.
@@ -76,6 +74,11 @@ if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.
     redis.call('PEXPIRE', KEYS[1], ARGV[8])
   end
   return {'taken_over', unpack(r)}
+end
+-- The resend rule: the same token again is this very claim, resent by a client after a dropped connection. It
+-- answers what the first arrival decided: created here (untouched since) or taken over (updatedAt moved on).
+if state == 'pending' and token == ARGV[5] then
+  return {r[${AT.createdAt}] == r[${AT.updatedAt}] and 'claimed' or 'resent_takeover', unpack(r)}
 end
 return {'exists', unpack(r)}
 `;

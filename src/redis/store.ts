@@ -1,6 +1,6 @@
 import { StoreLayoutError } from "../errors/store-layout-error.js";
 import { guardStore } from "../store/guard.js";
-import { applyPatch, decideClaim, newRecord } from "../store/record.js";
+import { applyPatch, decideClaim, newRecord, resent } from "../store/record.js";
 import type { ClaimResult, Expect, RecordPatch, Store, StoreOptions, StoreRecord } from "../store/types.js";
 import { type RedisClientLike, script, scriptRunner } from "./client.js";
 import { LAYOUT, layoutCheck } from "./layout.js";
@@ -101,9 +101,10 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
           scripts.claim,
           [recordKey(key), expiries, keys],
           args,
-        )) as [ClaimResult["status"], ...Field[]];
+        )) as [ClaimResult["status"] | "resent_takeover", ...Field[]];
         if (fields.length === 0) return { status: "claimed", record: fresh };
         const record = fromFields(key, fields);
+        if (status === "resent_takeover") return resent(record);
         if (status !== "taken_over") return { status, record };
         return { status, record: decideClaim(key, record, input, now).record, previous: record };
       }),
