@@ -87,7 +87,7 @@ describe("case 4: ttlMs shorter than a run", () => {
         return "done";
       },
     });
-    const options = { store, leaseMs: 600, ttlMs: 300, wait: { timeoutMs: 60_000 } };
+    const options = { store, leaseMs: 3_000, ttlMs: 300, wait: { timeoutMs: 60_000 } };
     const first = createHarness(options);
     const key = first.key("t4", tool, { n: 1 });
     const running = first.call("t4", tool, { n: 1 });
