@@ -1,6 +1,8 @@
 import type { RecordPatch } from "../store/types.js";
 import type { ClaimSpec, Hold, Pause, Schedule } from "./types.js";
 
+type SaveOptions = { onRetry?: (error: unknown) => void };
+
 const unrefSchedule: Schedule = (ms, fn) => {
   const timer = setTimeout(fn, ms);
   // A renewal timer must not keep a process alive that is otherwise done.
@@ -54,7 +56,7 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
     token,
     lost: lostController.signal,
     write: (patch) => store.update(key, expect, patch),
-    async save(patch: RecordPatch) {
+    async save(patch: RecordPatch, options: SaveOptions = {}) {
       // Step "complete", the save-retry rule: retried while renewal goes on, up to the budget.
       let waited = 0;
       let delay = FIRST_BACKOFF_MS;
@@ -69,6 +71,7 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
             stop();
             throw error;
           }
+          options.onRetry?.(error);
           const ms = Math.min(delay, budgetMs - waited);
           await pause(ms);
           waited += ms;
@@ -76,15 +79,10 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
         }
       }
     },
-    async release() {
+    release() {
       stop();
-      try {
-        // Step "release": delete(key, {token, pending}).
-        return await store.delete(key, expect);
-      } catch {
-        // Unreleased, the claim lapses when its lease runs out, and the next claim takes it over.
-        return false;
-      }
+      // Step "release": delete(key, {token, pending}).
+      return store.delete(key, expect);
     },
     stop,
   };

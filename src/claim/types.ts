@@ -41,8 +41,14 @@ export interface Hold {
    * lease is renewed, up to `saveBudgetMs`. Resolves with the record, or `undefined` when the claim was lost; rejects
    * with the last store error once the budget is spent, leaving the record pending (locked) and renewal stopped.
    */
-  save(patch: RecordPatch): Promise<StoreRecord | undefined>;
-  /** Deletes the record (a final failure that had no effect), best effort: an unreleased claim lapses with its lease. */
+  save(
+    patch: RecordPatch,
+    options?: { onRetry?: (error: unknown) => void },
+  ): Promise<StoreRecord | undefined>;
+  /**
+   * Deletes the record (a final failure that had no effect) and stops renewing. A store error is thrown: the claim
+   * then lapses with its lease, and the next claim takes it over.
+   */
   release(): Promise<boolean>;
   /** Stops renewing; the record stays as it is. */
   stop(): void;
