@@ -6,12 +6,19 @@ import { fileURLToPath } from "node:url";
 import { tool } from "@langchain/core/tools";
 import { type BaseCheckpointSaver, Command, MemorySaver } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { createAgent, FakeToolCallingModel, humanInTheLoopMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHarness, idempotencyKey } from "../../src/index.js";
-import { defaultTaskId, idempotentTool } from "../../src/langgraph/index.js";
+import {
+  type ApprovalDecision,
+  type ApprovalRequest,
+  defaultTaskId,
+  idemkeyContext,
+  idempotentTool,
+} from "../../src/langgraph/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { effects } from "./fixtures/effect-log.js";
+import { effectLog, effects } from "./fixtures/effect-log.js";
 import { REFUND, refundGraph, refundTool } from "./fixtures/langgraph-app.js";
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-langgraph-"));
@@ -122,5 +129,116 @@ describe("defaultTaskId", () => {
       /options\.taskId/,
     );
     expect(() => idempotentTool({} as never, plain, { effect: "keyed" })).toThrow(/harness/);
+  });
+});
+
+describe("idempotentTool with requiresApproval, in LangChain's createAgent (its ToolNode) on a checkpointer", () => {
+  const config = (thread: string) => ({ configurable: { thread_id: thread } });
+
+  function approvalAgent(log: string, harness: ReturnType<typeof createHarness>) {
+    const owner = effectLog(log);
+    const refund = idempotentTool(
+      harness,
+      tool(async (input: typeof REFUND) => owner.apply("refund", input, idemkeyContext()?.idempotencyKey), {
+        name: "refund",
+        description: "Refund a payment.",
+        schema: z.object({ paymentId: z.string(), cents: z.number() }),
+      }),
+      { effect: "keyed", requiresApproval: true },
+    );
+    const model = new FakeToolCallingModel({
+      toolCalls: [[{ name: "refund", args: REFUND, id: "call_1", type: "tool_call" }], []],
+    });
+    return createAgent({ model, tools: [refund], checkpointer: new MemorySaver() });
+  }
+
+  async function interrupted(agent: ReturnType<typeof approvalAgent>, thread: string) {
+    const first = await agent.invoke(
+      { messages: [{ role: "user", content: "Refund pay_881" }] },
+      config(thread),
+    );
+    const [request] = (first as { __interrupt__?: { value: ApprovalRequest }[] }).__interrupt__ ?? [];
+    const state = await agent.graph.getState(config(thread));
+    return { request: request?.value, checkpoint: state.config };
+  }
+
+  it("stops with the call's key; the approval given in LangGraph approves that key, and a second resume runs nothing", async () => {
+    const log = file("jsonl");
+    const harness = createHarness({ store: sqliteStore(file("db")) });
+    const agent = approvalAgent(log, harness);
+    const { request, checkpoint } = await interrupted(agent, "t-a");
+    const taskId = JSON.stringify(["t-a", "tools"]);
+    const key = idempotencyKey(taskId, "refund", REFUND);
+    expect(request).toEqual({ type: "idemkey/approval", key, tool: "refund", args: REFUND });
+    expect(effects(log)).toEqual([]);
+    expect(await harness.get(key)).toBeUndefined();
+
+    const decision: ApprovalDecision = { key, approve: true, by: "ana" };
+    await agent.invoke(new Command({ resume: decision }), config("t-a"));
+    await agent.invoke(new Command({ resume: decision }), checkpoint);
+    expect(effects(log)).toEqual([{ seq: 1, kind: "refund", input: REFUND, key }]);
+    const entry = await harness.get(key);
+    expect(entry?.state).toBe("completed");
+    expect(entry?.events.filter((e) => e.type === "approved")).toEqual([
+      expect.objectContaining({ type: "approved", by: "ana" }),
+    ]);
+  });
+
+  it("a denial stays denied when the run is resumed again, even with an approval", async () => {
+    const log = file("jsonl");
+    const harness = createHarness({ store: sqliteStore(file("db")) });
+    const agent = approvalAgent(log, harness);
+    const { request, checkpoint } = await interrupted(agent, "t-d");
+    const key = request!.key;
+    const denied = await agent.invoke(
+      new Command({ resume: { key, approve: false, reason: "duplicate ticket" } }),
+      config("t-d"),
+    );
+    const again = await agent.invoke(new Command({ resume: { key, approve: true } }), checkpoint);
+    expect(effects(log)).toEqual([]);
+    expect((await harness.get(key))?.state).toBe("denied");
+    for (const result of [denied, again]) {
+      const toolMessage = result.messages.find((m) => m.getType() === "tool");
+      expect(String(toolMessage?.content)).toMatch(/duplicate ticket/);
+    }
+  });
+
+  it("refuses a decision taken for another key, and runs nothing", async () => {
+    const log = file("jsonl");
+    const harness = createHarness();
+    const agent = approvalAgent(log, harness);
+    await interrupted(agent, "t-x");
+    const result = await agent.invoke(
+      new Command({ resume: { key: "0".repeat(64), approve: true } }),
+      config("t-x"),
+    );
+    const toolMessage = result.messages.find((m) => m.getType() === "tool");
+    expect(String(toolMessage?.content)).toMatch(/not the key of the call waiting for approval/);
+    expect(effects(log)).toEqual([]);
+  });
+
+  it("(control) LangChain's own human-in-the-loop approval, resumed twice from the same checkpoint, refunds twice", async () => {
+    const log = file("jsonl");
+    const owner = effectLog(log);
+    const refund = tool(async (input: typeof REFUND) => owner.apply("refund", input, undefined), {
+      name: "refund",
+      description: "Refund a payment.",
+      schema: z.object({ paymentId: z.string(), cents: z.number() }),
+    });
+    const model = new FakeToolCallingModel({
+      toolCalls: [[{ name: "refund", args: REFUND, id: "call_1", type: "tool_call" }], []],
+    });
+    const agent = createAgent({
+      model,
+      tools: [refund],
+      checkpointer: new MemorySaver(),
+      middleware: [humanInTheLoopMiddleware({ interruptOn: { refund: true } })],
+    });
+    await agent.invoke({ messages: [{ role: "user", content: "Refund pay_881" }] }, config("t-c"));
+    const checkpoint = (await agent.graph.getState(config("t-c"))).config;
+    const approve = { decisions: [{ type: "approve" }] };
+    await agent.invoke(new Command({ resume: approve }), config("t-c"));
+    await agent.invoke(new Command({ resume: approve }), checkpoint);
+    expect(effects(log).map((e) => e.kind)).toEqual(["refund", "refund"]);
   });
 });
