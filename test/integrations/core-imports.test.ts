@@ -73,8 +73,8 @@ describe("what the core and the adapters load", () => {
     expect([...packages]).toEqual(["@opentelemetry/api"]);
   });
 
-  it("idemkey/mcp and idemkey/ai load no framework code of their own: they use only its types", () => {
-    for (const entry of ["src/mcp/index.ts", "src/ai/index.ts"]) {
+  it("idemkey/mcp, idemkey/ai and idemkey/claude-agent-sdk load no framework code of their own: they use only its types", () => {
+    for (const entry of ["src/mcp/index.ts", "src/ai/index.ts", "src/claude-agent-sdk/index.ts"]) {
       expect(resolvedBy(entry).filter((u) => u.includes("/node_modules/"))).toEqual([]);
     }
   });
