@@ -1,11 +1,9 @@
-import type { SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
+import type { AnyZodRawShape, InferShape, SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { attach } from "./context.js";
-
-type Args<T> = T extends SdkMcpToolDefinition<infer _S> ? Parameters<T["handler"]>[0] : never;
 
 /** How a wrapped tool's calls are keyed and repeated. */
 export interface IdempotentSdkToolOptions<A> {
@@ -45,11 +43,11 @@ class ErrorResult extends ToolCallError {
  * @example
  * const server = createSdkMcpServer({ name: "billing", tools: [idempotentSdkTool(harness, refund, { effect: "keyed", taskId: sessionId })] });
  */
-export function idempotentSdkTool<T extends SdkMcpToolDefinition<never>>(
+export function idempotentSdkTool<Schema extends AnyZodRawShape>(
   harness: Harness,
-  definition: T,
-  options: IdempotentSdkToolOptions<Args<T>>,
-): T {
+  definition: SdkMcpToolDefinition<Schema>,
+  options: IdempotentSdkToolOptions<InferShape<Schema>>,
+): SdkMcpToolDefinition<Schema> {
   if (typeof harness !== "object" || harness === null || typeof harness.call !== "function") {
     throw new TypeError("harness must be a harness made by createHarness()");
   }
@@ -98,7 +96,7 @@ export function idempotentSdkTool<T extends SdkMcpToolDefinition<never>>(
         throw error;
       }
     },
-  } as T;
+  } as SdkMcpToolDefinition<Schema>;
 }
 
 function resolveTaskId<A>(taskId: unknown): (args: A, extra: unknown) => string {
