@@ -1,8 +1,9 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { type StructuredToolInterface, tool } from "@langchain/core/tools";
+import { interrupt } from "@langchain/langgraph";
+import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { defineTool } from "../harness/define-tool.js";
 import type { Effect, Harness } from "../harness/types.js";
-import { callWithApproval } from "./approval.js";
 import { calls } from "./context.js";
 import { resolveTaskId } from "./task-id.js";
 
@@ -77,7 +78,13 @@ export function idempotentTool<T extends StructuredToolInterface>(
         run: (args, ctx) =>
           calls.run(ctx, () => wrapped.invoke(args as never, withoutToolCall(config)) as Promise<unknown>),
       });
-      if (requiresApproval) return callWithApproval(harness, taskId, run, input, signal);
+      if (requiresApproval) {
+        // interrupt() throws LangGraph's GraphInterrupt the first time; on resume it returns the person's decision.
+        const done = await callWithApproval(harness, taskId, run, input, signal, (request: ApprovalRequest) =>
+          interrupt(request),
+        );
+        return done?.value;
+      }
       return harness.call(taskId, run, input, signal ? { signal } : undefined);
     },
     {

@@ -1,7 +1,9 @@
-import { interrupt } from "@langchain/langgraph";
 import type { Harness, Tool } from "../harness/types.js";
 
-/** What a LangGraph interrupt for an idemkey approval carries to the person: the exact call and its key. */
+/**
+ * What a framework's own pause (LangGraph's `interrupt()`, Mastra's `suspend()`) carries to the person when a call
+ * needs approval: the exact call and its key.
+ */
 export interface ApprovalRequest {
   readonly type: "idemkey/approval";
   /** The idempotency key the decision is bound to. */
@@ -11,8 +13,9 @@ export interface ApprovalRequest {
 }
 
 /**
- * The resume value for an `ApprovalRequest` (`new Command({ resume: decision })`): `key` must be the request's key, so
- * a decision taken for one call never approves another (a re-sampled call with other arguments has another key).
+ * The resume value for an `ApprovalRequest` (LangGraph's `new Command({ resume: decision })`, Mastra's
+ * `run.resume({ resumeData: decision })`): `key` must be the request's key, so a decision taken for one call never
+ * approves another (a re-sampled call with other arguments has another key).
  */
 export type ApprovalDecision =
   | { key: string; approve: true; by?: string }
@@ -22,10 +25,12 @@ export type ApprovalDecision =
 const POLL_MS = 5;
 
 /**
- * Runs `tool` (which `requiresApproval`) under a decision asked for with LangGraph's `interrupt()`: a call never
- * decided interrupts the graph with an `ApprovalRequest`; the resume value is recorded in the ledger against that
- * key (`harness.approve` / `harness.deny`), and from then on the ledger decides. A denied call stays denied on every
- * later resume; an approved one runs once and replays.
+ * Runs `tool` (which `requiresApproval`) under a decision asked for with the framework's own pause: a call never
+ * decided calls `ask` with an `ApprovalRequest`, which pauses the run (throws, as LangGraph's `interrupt()` does, or
+ * returns `undefined` once it has suspended, as Mastra's `suspend()`) or returns the person's decision on resume. The
+ * decision is recorded in the ledger against that key (`harness.approve` / `harness.deny`), and from then on the
+ * ledger decides: a denied call stays denied on every later resume; an approved one runs once and replays.
+ * Returns `undefined` when the run was paused.
  */
 export async function callWithApproval<A, R>(
   harness: Harness,
@@ -33,16 +38,18 @@ export async function callWithApproval<A, R>(
   tool: Tool<A, R>,
   args: A,
   signal: AbortSignal | undefined,
-): Promise<R> {
+  ask: (request: ApprovalRequest) => unknown,
+): Promise<{ value: R } | undefined> {
   const key = harness.key(taskId, tool, args);
   const entry = await harness.get(key);
   const options = signal ? { signal } : undefined;
-  if (entry !== undefined && entry.state !== "awaiting_approval")
-    return harness.call(taskId, tool, args, options);
+  if (entry !== undefined && entry.state !== "awaiting_approval") {
+    return { value: await harness.call(taskId, tool, args, options) };
+  }
 
   const request: ApprovalRequest = { type: "idemkey/approval", key, tool: tool.name, args };
-  // Throws LangGraph's GraphInterrupt the first time; on resume it returns the person's decision.
-  const decision = interrupt<ApprovalRequest, ApprovalDecision>(request);
+  const decision = await ask(request);
+  if (decision === undefined) return undefined;
   checkDecision(decision, key);
   // The call parks its record (or finds it parked), then the decision moves it on.
   let settled = false;
@@ -60,7 +67,7 @@ export async function callWithApproval<A, R>(
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-  return parked;
+  return { value: await parked };
 }
 
 function checkDecision(decision: unknown, key: string): asserts decision is ApprovalDecision {
