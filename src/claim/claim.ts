@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { ClaimInput, ClaimResult } from "../store/types.js";
 import { holdClaim } from "./hold.js";
-import type { Claim, ClaimSpec } from "./types.js";
+import type { Claim, ClaimSpec, Hold } from "./types.js";
 
 /**
  * Step "claim": one atomic `store.claim`. `claimed` and `taken_over` give this caller the key (renewal starts at
@@ -8,14 +9,26 @@ import type { Claim, ClaimSpec } from "./types.js";
  * store as the first one was decided (see docs/claim-protocol.md, "the resend rule").
  */
 export async function claimKey(spec: ClaimSpec, token: string = randomUUID()): Promise<Claim> {
-  const claimed = await spec.store.claim(spec.key, {
+  return toClaim(spec, token, await spec.store.claim(spec.key, claimInput(spec, token)));
+}
+
+/** What `claimKey` sends the store: retention never shorter than the lease. */
+export function claimInput(spec: ClaimSpec, token: string): ClaimInput {
+  return {
     fingerprint: spec.fingerprint,
     token,
     leaseMs: spec.leaseMs,
     ttlMs: Math.max(spec.ttlMs, spec.leaseMs),
     state: spec.state ?? "pending",
     data: spec.data ?? null,
-  });
+  };
+}
+
+/**
+ * The store's answer as the claim layer's: a hold (renewing) for a claim or takeover. Split from `claimKey` so that
+ * the harness's hot path awaits the store directly (one promise fewer per call, measurable on the memory store).
+ */
+export function toClaim(spec: ClaimSpec, token: string, claimed: ClaimResult): Claim {
   if (claimed.status === "exists") return claimed;
   const pending = claimed.record.state === "pending";
   return {
@@ -27,7 +40,7 @@ export async function claimKey(spec: ClaimSpec, token: string = randomUUID()): P
   };
 }
 
-function inert(token: string) {
+function inert(token: string): Hold {
   return {
     token,
     lost: new AbortController().signal,

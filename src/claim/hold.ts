@@ -27,7 +27,12 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
   // Retention never shorter than the lease: a pending record must not expire under a live one (issue 11, case 4).
   const ttlMs = Math.max(spec.ttlMs, leaseMs);
   const expect = { token, state: "pending" } as const;
-  const lostController = new AbortController();
+  // Made only when someone listens or the claim is lost: an AbortController per call is measurable on the fast path.
+  let lostController: AbortController | undefined;
+  const lostSignal = () => {
+    lostController ??= new AbortController();
+    return lostController;
+  };
   let stopped = false;
 
   const renew = async () => {
@@ -36,7 +41,7 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
       // Step "renew": update(key, {token, pending}, {leaseMs, ttlMs}).
       const renewed = await store.update(key, expect, { leaseMs, ttlMs });
       if (!renewed) {
-        if (!stopped) lostController.abort(new Error("the claim was taken over"));
+        if (!stopped) lostSignal().abort(new Error("the claim was taken over"));
         return;
       }
     } catch (error) {
@@ -54,7 +59,9 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
 
   return {
     token,
-    lost: lostController.signal,
+    get lost() {
+      return lostSignal().signal;
+    },
     write: (patch) => store.update(key, expect, patch),
     async save(patch: RecordPatch, options: SaveOptions = {}) {
       // Step "complete", the save-retry rule: retried while renewal goes on, up to the budget.

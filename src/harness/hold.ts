@@ -37,19 +37,9 @@ export interface Held<A> {
 export class ClaimLost {}
 
 /** Runs the call under a claim this call holds, renewing the lease until the outcome is written. */
-export async function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
+export function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
   const lease = held.lease ?? holdLease(call, held.token);
-  const run = (async () => {
-    try {
-      if (held.unknownBecause !== undefined) {
-        const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
-        if (found.done) return found.value;
-      }
-      return await attempts(call, held, lease);
-    } finally {
-      lease.stop();
-    }
-  })();
+  const run = runHeld(call, held, lease);
   if (call.signal === undefined) return run;
   // The caller stops waiting when its signal aborts, even if the tool ignores it; the run goes on under its lease,
   // so that the tool's outcome is still recorded (or released) when it ends.
@@ -68,6 +58,18 @@ export async function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
     if (late.ok) return late.value;
     throw late.error;
   });
+}
+
+async function runHeld<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Promise<R> {
+  try {
+    if (held.unknownBecause !== undefined) {
+      const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
+      if (found.done) return found.value;
+    }
+    return await attempts(call, held, lease);
+  } finally {
+    lease.stop();
+  }
 }
 
 async function turns(n: number): Promise<undefined> {

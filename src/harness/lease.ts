@@ -1,5 +1,5 @@
 import { holdClaim } from "../claim/hold.js";
-import type { Hold } from "../claim/types.js";
+import type { ClaimSpec, Hold } from "../claim/types.js";
 import type { Call } from "./call.js";
 
 export type Lease = Hold;
@@ -9,16 +9,18 @@ export function holdLease<A, R>(call: Call<A, R>, token: string): Lease {
   return holdClaim(claimSpec(call), token);
 }
 
-/** How the harness claims `call`'s key through the claim layer. */
-export function claimSpec<A, R>(call: Call<A, R>) {
-  const { store, leaseMs, ttlMs, schedule, sleep } = call.core;
+/** How the harness claims `call`'s key through the claim layer (parked for approval, or pending with `data`). */
+export function claimSpec<A, R>(call: Call<A, R>, park = false, data: string | null = null): ClaimSpec {
+  const { core } = call;
   return {
-    store,
+    store: core.store,
     key: call.sk,
     fingerprint: call.key,
-    leaseMs,
-    ttlMs,
-    schedule,
-    pause: (ms: number) => sleep(ms),
+    leaseMs: core.leaseMs,
+    ttlMs: core.ttlMs,
+    state: park ? "awaiting_approval" : "pending",
+    data,
+    schedule: core.schedule,
+    pause: core.sleep,
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { claimKey } from "../claim/claim.js";
+import { claimInput, toClaim } from "../claim/claim.js";
 import type { Claim } from "../claim/types.js";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
@@ -27,11 +27,9 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
     const data: LedgerData = park
       ? { ...call.data, events: [{ type: "approval_requested", at: core.clock() }] }
       : call.data;
-    // Step "claim" (docs/claim-protocol.md): one atomic store.claim through the claim layer.
-    const claimed: Claim = await claimKey(
-      { ...claimSpec(call), state: park ? "awaiting_approval" : "pending", data: encodeData(data) },
-      token,
-    );
+    // Step "claim" (docs/claim-protocol.md): one atomic store.claim, as the claim layer's claimKey makes it.
+    const spec = claimSpec(call, park, encodeData(data));
+    const claimed: Claim = toClaim(spec, token, await core.store.claim(call.sk, claimInput(spec, token)));
     try {
       if (claimed.status === "held" && claimed.previous !== undefined) {
         return await takeOver(call, claimed.record, claimed.previous, claimed.hold);
