@@ -27,7 +27,7 @@ export interface StoreRecord {
   fingerprint: string;
   /** The current claimant's secret; only it may complete, renew or release a pending record. */
   token: string | null;
-  /** Epoch ms until which a pending claim is held; past it the next claim takes over. */
+  /** Epoch ms (on the store's clock) until which a pending claim is held; past it the next claim takes over. */
   leaseUntil: number | null;
   /** Caller-managed count (the harness counts attempts of the tool). */
   attempts: number;
@@ -107,6 +107,10 @@ export interface Store {
 }
 
 export interface StoreOptions {
-  /** The clock every expiry and lease is measured with, for tests. @default Date.now */
+  /**
+   * The clock every expiry and lease is measured with, for tests. Memory and SQLite use the process's clock;
+   * PostgreSQL and Redis decide on the server's clock unless this is given.
+   * @default Date.now (memory, SQLite); the server's clock (PostgreSQL, Redis)
+   */
   clock?: () => number;
 }
