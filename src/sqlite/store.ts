@@ -86,13 +86,16 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
   const resolved = resolveOptions(options);
   const owned = typeof pathOrDatabase === "string";
   const db = openDatabase(pathOrDatabase);
-  // better-sqlite3 waits for a lock synchronously, freezing the event loop: only a short wait there, and the rest of
-  // the budget as asynchronous retries (see `retryBusy`).
-  db.pragma(`busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
+  // Opening is synchronous anyway (the factory returns the store), so the switch to WAL may wait the whole budget
+  // for a lock another process holds.
+  db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
   // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
   db.pragma("journal_mode = WAL");
   const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
   if (synchronous !== undefined) db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+  // From here on better-sqlite3 would wait for a lock synchronously, freezing the event loop: only a short wait
+  // there, and the rest of the budget as asynchronous retries (see `retryBusy`).
+  db.pragma(`busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
   const { clock, table } = resolved;
   let statements: ReturnType<typeof prepare> | undefined;
   const ready = () => {
