@@ -197,7 +197,7 @@ describe("a process killed with SIGKILL at each point of a call, then a replay i
     } finally {
       await store.close();
     }
-  });
+  }, 120_000); // ~30 child processes in batches of 6: on a loaded 2-core machine they need more than 30 s
 });
 
 function distinctKeys(runs: Execution[]): string[] {
