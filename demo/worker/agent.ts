@@ -129,7 +129,7 @@ export function makeAgent(
           await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** Math.min(tries, 5))));
           continue;
         }
-        if (!(error instanceof OutcomeUnknownError) || tries > 5) throw error;
+        if (!(error instanceof OutcomeUnknownError) || tries > 20) throw error;
         await report({ t: "unknown", task: job.task.id, call, tool: tool.name });
         const sent = await sentMessages(args as MessageArgs);
         // The task's messages are sent in order: step n took effect when at least n of them exist.
