@@ -1,3 +1,4 @@
+import { LedgerStateError } from "../errors/ledger-state-error.js";
 import type { Harness, Tool } from "../harness/types.js";
 
 /**
@@ -62,7 +63,12 @@ export async function callWithApproval<A, R>(
     if (now !== undefined && now.state !== "awaiting_approval") break;
     if (now?.state === "awaiting_approval") {
       const by = decision.by === undefined ? {} : { by: decision.by };
-      await (decision.approve ? harness.approve(key, by) : harness.deny(key, decision.reason, by));
+      try {
+        await (decision.approve ? harness.approve(key, by) : harness.deny(key, decision.reason, by));
+      } catch (error) {
+        // A concurrent resume recorded its decision first: the parked call follows the record, whichever it was.
+        if (!(error instanceof LedgerStateError)) throw error;
+      }
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));

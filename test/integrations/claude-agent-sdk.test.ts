@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idemkeyContext, idempotentSdkTool } from "../../src/claude-agent-sdk/index.js";
-import { createHarness, type Harness, idempotencyKey } from "../../src/index.js";
+import { createHarness, idempotencyKey } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { effectLog, effects } from "./fixtures/effect-log.js";
 
@@ -49,19 +49,20 @@ async function connect(tools: Parameters<typeof createSdkMcpServer>[0]["tools"])
 }
 
 /** A session that called the refund, then the same session resumed in a new process, calling it again. */
-async function callThenResume(makeTools: () => Harness | undefined, log: string) {
+async function callThenResume(db: string | undefined, log: string) {
   const outputs: unknown[] = [];
   for (let process = 0; process < 2; process++) {
-    const harness = makeTools();
+    const store = db === undefined ? undefined : sqliteStore(db);
     const refund = refundTool(log);
-    const wrapped = harness
-      ? idempotentSdkTool(harness, refund, { effect: "keyed", taskId: SESSION })
+    const wrapped = store
+      ? idempotentSdkTool(createHarness({ store }), refund, { effect: "keyed", taskId: SESSION })
       : refund;
     const client = await connect([wrapped]);
     try {
       outputs.push(await client.callTool({ name: "refund", arguments: REFUND }));
     } finally {
       await client.close();
+      await store?.close();
     }
   }
   return outputs;
@@ -71,7 +72,7 @@ describe("idempotentSdkTool served by createSdkMcpServer, through a real MCP cli
   it("a session resumed in a new process that calls the refund again refunds once, and gets the first result", async () => {
     const log = file("jsonl");
     const db = file("db");
-    const outputs = await callThenResume(() => createHarness({ store: sqliteStore(db) }), log);
+    const outputs = await callThenResume(db, log);
     expect(effects(log)).toEqual([
       { seq: 1, kind: "refund", input: REFUND, key: idempotencyKey(SESSION, "refund", REFUND) },
     ]);
@@ -83,7 +84,7 @@ describe("idempotentSdkTool served by createSdkMcpServer, through a real MCP cli
 
   it("(control) the same calls with the plain SDK tool refund twice", async () => {
     const log = file("jsonl");
-    await callThenResume(() => undefined, log);
+    await callThenResume(undefined, log);
     expect(effects(log).map((e) => e.seq)).toEqual([1, 2]);
   });
 

@@ -10,6 +10,7 @@ import { createAgent, FakeToolCallingModel, humanInTheLoopMiddleware } from "lan
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createHarness, idempotencyKey } from "../../src/index.js";
+import { idempotencyMiddleware } from "../../src/langchain/index.js";
 import {
   type ApprovalDecision,
   type ApprovalRequest,
@@ -240,5 +241,67 @@ describe("idempotentTool with requiresApproval, in LangChain's createAgent (its 
     await agent.invoke(new Command({ resume: approve }), config("t-c"));
     await agent.invoke(new Command({ resume: approve }), checkpoint);
     expect(effects(log).map((e) => e.kind)).toEqual(["refund", "refund"]);
+  });
+});
+
+describe("idempotencyMiddleware (idemkey/langchain) on createAgent's tool-call hook", () => {
+  it("LangChain's human-in-the-loop approval resumed twice from the same checkpoint: one refund, the same answer", async () => {
+    const log = file("jsonl");
+    const owner = effectLog(log);
+    const refund = tool(
+      async (input: typeof REFUND) => owner.apply("refund", input, idemkeyContext()?.idempotencyKey),
+      {
+        name: "refund",
+        description: "Refund a payment.",
+        schema: z.object({ paymentId: z.string(), cents: z.number() }),
+      },
+    );
+    const harness = createHarness({ store: sqliteStore(file("db")) });
+    const model = new FakeToolCallingModel({
+      toolCalls: [[{ name: "refund", args: REFUND, id: "call_1", type: "tool_call" }], []],
+    });
+    const agent = createAgent({
+      model,
+      tools: [refund],
+      checkpointer: new MemorySaver(),
+      middleware: [
+        humanInTheLoopMiddleware({ interruptOn: { refund: true } }),
+        idempotencyMiddleware(harness, { effects: { refund: "keyed" } }),
+      ],
+    });
+    const config = { configurable: { thread_id: "t-m" } };
+    await agent.invoke({ messages: [{ role: "user", content: "Refund pay_881" }] }, config);
+    const checkpoint = (await agent.graph.getState(config)).config;
+    const approve = { decisions: [{ type: "approve" }] };
+    const first = await agent.invoke(new Command({ resume: approve }), config);
+    const second = await agent.invoke(new Command({ resume: approve }), checkpoint);
+
+    expect(effects(log)).toEqual([
+      {
+        seq: 1,
+        kind: "refund",
+        input: REFUND,
+        key: idempotencyKey(JSON.stringify(["t-m", "tools"]), "refund", REFUND),
+      },
+    ]);
+    const answers = [first, second].map((r) => {
+      const message = r.messages.find((m) => m.getType() === "tool");
+      return [message?.content, (message as { tool_call_id?: string } | undefined)?.tool_call_id];
+    });
+    expect(answers).toEqual([
+      ["refund-1", "call_1"],
+      ["refund-1", "call_1"],
+    ]);
+  });
+
+  it("names the option at fault", () => {
+    const harness = createHarness();
+    expect(() => idempotencyMiddleware(harness, { effects: { refund: "twice" as never } })).toThrow(
+      /options\.effects\.refund/,
+    );
+    expect(() => idempotencyMiddleware(harness, {} as never)).toThrow(/options\.effects/);
+    expect(() => idempotencyMiddleware(harness, { effects: {}, taskId: 1 as never })).toThrow(
+      /options\.taskId/,
+    );
   });
 });

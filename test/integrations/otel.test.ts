@@ -10,8 +10,12 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
+import express from "express";
+import { Hono } from "hono";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { idempotency as expressIdempotency } from "../../src/express/index.js";
+import { idempotency } from "../../src/hono/index.js";
 import {
   createHarness,
   defineTool,
@@ -22,7 +26,15 @@ import {
   type Store,
 } from "../../src/index.js";
 import { IDEMPOTENCY_KEY_META, mcpDedupe, REPLAYED_META } from "../../src/mcp/index.js";
-import { Attr, KEY_BAGGAGE, tracedHarness, tracedMcpDedupe } from "../../src/otel/index.js";
+import {
+  Attr,
+  KEY_BAGGAGE,
+  tracedExpress,
+  tracedHarness,
+  tracedHono,
+  tracedMcpDedupe,
+} from "../../src/otel/index.js";
+import { baseUrl, listen } from "../owner/apps.js";
 
 /** Collects on demand: the test reads the counters after the calls, no export timer. */
 class OnDemandReader extends MetricReader {
@@ -333,5 +345,83 @@ describe("tracedMcpDedupe", () => {
       ["refused", "k-1"],
     ]);
     expect(calls[2]!.attributes[Attr.refusal]).toBe("key_reused");
+  });
+});
+
+describe("tracedHono", () => {
+  it("a span per request the middleware sees: executed, replayed for the same key, refused for a reused key", async () => {
+    let runs = 0;
+    const app = new Hono();
+    app.post("/charges", tracedHono(idempotency({ store: memoryStore() }), telemetry), async (c) => {
+      runs++;
+      return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
+    });
+    const post = (body: object) =>
+      app.request("/charges", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "k-http-1" },
+        body: JSON.stringify(body),
+      });
+    const { turn } = await inTurn("server request", async () => {
+      expect((await post({ cents: 5 })).status).toBe(201);
+      expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
+      expect((await post({ cents: 6 })).status).toBe(422);
+      return undefined;
+    });
+    expect(runs).toBe(1);
+    const requests = spans("idempotency POST");
+    expect(
+      requests.map((s) => [s.attributes[Attr.outcome], s.attributes["http.response.status_code"]]),
+    ).toEqual([
+      ["executed", 201],
+      ["replayed", 201],
+      ["refused", 422],
+    ]);
+    for (const span of requests) {
+      expect(span.attributes[Attr.key]).toBe("k-http-1");
+      expect(parentOf(span)).toBe(turn);
+    }
+  });
+});
+
+describe("tracedExpress", () => {
+  it("a span per request on a real listener, ended with the response: executed, replayed, refused", async () => {
+    let runs = 0;
+    const app = express();
+    app.post(
+      "/charges",
+      tracedExpress(expressIdempotency({ store: memoryStore() }), telemetry),
+      (_req, res) => {
+        runs++;
+        res.status(201).json({ charge: `ch_${runs}` });
+      },
+    );
+    const server = await listen(app);
+    const post = (body: object) =>
+      fetch(`${baseUrl(server)}/charges`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "k-express-1" },
+        body: JSON.stringify(body),
+      });
+    try {
+      expect((await post({ cents: 5 })).status).toBe(201);
+      expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
+      expect((await post({ cents: 6 })).status).toBe(422);
+    } finally {
+      server.close();
+    }
+    expect(runs).toBe(1);
+    await expect.poll(() => spans("idempotency POST").length).toBe(3);
+    expect(
+      spans("idempotency POST").map((s) => [
+        s.attributes[Attr.outcome],
+        s.attributes["http.response.status_code"],
+        s.attributes[Attr.key],
+      ]),
+    ).toEqual([
+      ["executed", 201, "k-express-1"],
+      ["replayed", 201, "k-express-1"],
+      ["refused", 422, "k-express-1"],
+    ]);
   });
 });
