@@ -74,7 +74,7 @@ export async function loopbackOwner(
     next();
   });
   app.use(express.json(), express.urlencoded({ extended: true }));
-  app.use(idempotency({ store, onError: () => {} }));
+  app.use(idempotency({ store, scope: "single-tenant", onError: () => {} }));
   app.post(["/charges", "/v1/charges"], async (req, res) => {
     const key = req.get("idempotency-key") ?? "";
     if (res.locals.fault === "throw") throw new Error("injected failure before the effect");
