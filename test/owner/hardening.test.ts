@@ -1,3 +1,6 @@
+import { once } from "node:events";
+import type http from "node:http";
+import express from "express";
 import { afterEach, describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency as fastifyIdempotency } from "../../src/fastify/index.js";
@@ -6,7 +9,10 @@ import type { IdempotencyOptions } from "../../src/owner/options.js";
 import { memoryStore } from "../../src/store/memory.js";
 import {
   type AppOptions,
+  baseUrl,
   frameworks,
+  hold,
+  listen,
   newOwner,
   type Owner,
   type TestApp,
@@ -161,6 +167,16 @@ for (const framework of frameworks) {
       expect(notSaved.header("x-should-retry")).toBe("false");
       expect((await app.request({ headers: {}, body: "{}" })).header("x-should-retry")).toBe("false");
       expect(owner.effects).toHaveLength(2);
+
+      // In flight: the same request with the same key gets past it, so the client should retry.
+      const gate = hold(owner);
+      const first = app.request(keyed("busy", '{"amount":3}'));
+      await gate.entered;
+      const busy = await app.request(keyed("busy", '{"amount":3}'));
+      expect(busy.status).toBe(409);
+      expect(busy.header("x-should-retry")).toBe("true");
+      gate.open();
+      expect((await first).status).toBe(201);
     });
 
     // 6. Draft details.
@@ -193,4 +209,46 @@ describe("scope is a visible choice", () => {
       expect(() => make({ store, scope: "single-tenant" })).not.toThrow();
     },
   );
+});
+
+describe("Express without keepRawBody: the parsed body gets the same answers", () => {
+  let server: http.Server | undefined;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    server?.close();
+    if (server) await once(server, "close");
+    server = undefined;
+  });
+
+  it.each([
+    ["a lone surrogate", String.raw`{"a":"\ud800"}`],
+    ["an array nested 5,000 deep", `{"a":${"[".repeat(5000)}${"]".repeat(5000)}}`],
+    ["a member named twice, of which the parser kept one", '{"a":1,"a":1}'],
+  ])("answers %s with a 4xx problem, never a 500", async (name, body) => {
+    const effects: unknown[] = [];
+    const app = express();
+    app.use(express.json());
+    app.use(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }));
+    app.post("/charges", (req, res) => {
+      effects.push(req.body);
+      res.status(201).json({ ok: true });
+    });
+    server = await listen(app);
+    const response = await fetch(`${baseUrl(server)}/charges`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": "k" },
+      body,
+    });
+    if (name.startsWith("a member named twice")) {
+      // JSON.parse kept the last value: with the text gone there is nothing to refuse, and the value is exact.
+      expect(response.status).toBe(201);
+      return;
+    }
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    expect(((await response.json()) as { type: string }).type).toBe(
+      "https://idemkey.dev/problems/body-invalid",
+    );
+    expect(effects).toHaveLength(0);
+  });
 });
