@@ -19,6 +19,7 @@ export const ProblemType = {
   responseNotSaved: "https://idemkey.dev/problems/response-not-saved",
   bodyTooLarge: "https://idemkey.dev/problems/body-too-large",
   bodyInvalid: "https://idemkey.dev/problems/body-invalid",
+  outcomeUnknown: "https://idemkey.dev/problems/outcome-unknown",
 } as const;
 export type ProblemType = (typeof ProblemType)[keyof typeof ProblemType];
 
@@ -36,6 +37,8 @@ const TITLES: Record<ProblemType, [number, string, boolean]> = {
   [ProblemType.responseNotSaved]: [500, "Response to this Idempotency-Key not saved", true],
   [ProblemType.bodyTooLarge]: [413, "Request body too large for an Idempotency-Key", true],
   [ProblemType.bodyInvalid]: [400, "Request body has no single JSON value", true],
+  // Final: the key stays refused whatever is sent with it, until its record expires.
+  [ProblemType.outcomeUnknown]: [409, "Outcome of the request with this Idempotency-Key unknown", true],
 };
 
 /** The header that tells a client whether to retry; see `TITLES`. */
