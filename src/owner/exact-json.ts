@@ -21,13 +21,16 @@ export interface JsonRefusal {
 export const NOT_JSON = Symbol("not json");
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+/** What an unescaped string token may not hold as it is: control characters (a syntax error) and surrogates. */
+const UNSAFE = /[\u0000-\u001f\ud800-\udfff]/;
+const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/;
 const NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** The exact form of JSON text, `NOT_JSON` for a syntax error, or why it has no one value. */
 export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_JSON {
   try {
     const parser = new Parser(text);
-    const out = parser.value("", 0);
+    const out = parser.value(0);
     parser.space();
     if (parser.at !== text.length) return NOT_JSON;
     return out;
@@ -93,6 +96,11 @@ function members(entries: [string, string][], path: string): string {
 
 /** A JSON number's text in exact form; `exponent` is kept as text beyond what a double counts exactly. */
 export function exactNumber(text: string): string | undefined {
+  if (PLAIN_INTEGER.test(text)) {
+    if (text === "0" || text === "-0") return "0";
+    const trimmed = text.replace(/0+$/, "");
+    return `${trimmed}e${text.length - trimmed.length}`;
+  }
   const match = NUMBER.exec(text);
   if (!match) return undefined;
   const [, sign, whole, fraction = "", exponent = "0"] = match;
@@ -134,10 +142,22 @@ function fromValue(value: unknown, path: string, depth: number): string {
   return members(entries, path);
 }
 
-/** A recursive-descent parser of RFC 8259 JSON text that writes the exact form as it goes. */
+/**
+ * A recursive-descent parser of RFC 8259 JSON text that writes the exact form as it goes. Where it is in the
+ * document is kept as a stack of names and indexes, turned into a JSON Pointer only for a refusal.
+ */
 class Parser {
   at = 0;
+  private readonly trail: (string | number)[] = [];
   constructor(private readonly text: string) {}
+
+  private path(): string {
+    return this.trail.reduce<string>((path, name) => pointer(path, name), "");
+  }
+
+  private refuse(message: string): never {
+    throw new Refused(message, this.path());
+  }
 
   space(): void {
     const { text } = this;
@@ -148,65 +168,80 @@ class Parser {
     }
   }
 
-  value(path: string, depth: number): string {
+  value(depth: number): string {
     this.space();
     const { text } = this;
-    const c = text[this.at];
-    if (c === "{") return this.object(path, depth);
-    if (c === "[") return this.array(path, depth);
-    if (c === '"') return checkString(this.string(), path);
-    for (const word of ["true", "false", "null"]) {
-      if (text.startsWith(word, this.at)) {
-        this.at += word.length;
-        return word;
-      }
-    }
+    const c = text.charCodeAt(this.at);
+    if (c === 0x7b) return this.object(depth);
+    if (c === 0x5b) return this.array(depth);
+    if (c === 0x22) return this.string();
+    if (c === 0x74 && text.startsWith("true", this.at)) return this.word("true");
+    if (c === 0x66 && text.startsWith("false", this.at)) return this.word("false");
+    if (c === 0x6e && text.startsWith("null", this.at)) return this.word("null");
     return this.number();
   }
 
-  object(path: string, depth: number): string {
-    if (depth >= MAX_DEPTH) throw tooDeep(path);
+  private word(word: string): string {
+    this.at += word.length;
+    return word;
+  }
+
+  object(depth: number): string {
+    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
     this.at++;
     const entries: [string, string][] = [];
     this.space();
-    if (this.text[this.at] === "}") {
+    if (this.text.charCodeAt(this.at) === 0x7d) {
       this.at++;
       return "{}";
     }
     for (;;) {
       this.space();
-      if (this.text[this.at] !== '"') throw SYNTAX;
-      const name = this.string();
-      checkString(name, path);
+      if (this.text.charCodeAt(this.at) !== 0x22) throw SYNTAX;
+      const name = JSON.parse(this.string()) as string;
       this.space();
-      if (this.text[this.at++] !== ":") throw SYNTAX;
-      entries.push([name, this.value(pointer(path, name), depth + 1)]);
+      if (this.text.charCodeAt(this.at++) !== 0x3a) throw SYNTAX;
+      this.trail.push(name);
+      entries.push([name, this.value(depth + 1)]);
+      this.trail.pop();
       this.space();
-      const next = this.text[this.at++];
-      if (next === "}") return members(entries, path);
-      if (next !== ",") throw SYNTAX;
+      const next = this.text.charCodeAt(this.at++);
+      if (next === 0x7d) {
+        try {
+          return members(entries, "");
+        } catch (error) {
+          if (error instanceof Refused) this.refuse(error.message);
+          throw error;
+        }
+      }
+      if (next !== 0x2c) throw SYNTAX;
     }
   }
 
-  array(path: string, depth: number): string {
-    if (depth >= MAX_DEPTH) throw tooDeep(path);
+  array(depth: number): string {
+    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
     this.at++;
     const items: string[] = [];
     this.space();
-    if (this.text[this.at] === "]") {
+    if (this.text.charCodeAt(this.at) === 0x5d) {
       this.at++;
       return "[]";
     }
     for (;;) {
-      items.push(this.value(pointer(path, items.length), depth + 1));
+      this.trail.push(items.length);
+      items.push(this.value(depth + 1));
+      this.trail.pop();
       this.space();
-      const next = this.text[this.at++];
-      if (next === "]") return `[${items.join(",")}]`;
-      if (next !== ",") throw SYNTAX;
+      const next = this.text.charCodeAt(this.at++);
+      if (next === 0x5d) return `[${items.join(",")}]`;
+      if (next !== 0x2c) throw SYNTAX;
     }
   }
 
-  /** A string token, decoded by `JSON.parse` once its end is found (escapes and control characters checked there). */
+  /**
+   * A string token in the form `JSON.stringify` writes it. One without escapes is that form already (it cannot
+   * hold `"`, `\` or control characters); one with escapes is decoded by `JSON.parse` and written again.
+   */
   string(): string {
     const { text } = this;
     const start = this.at;
@@ -220,17 +255,28 @@ class Parser {
       if (backslashes % 2 === 0) break;
     }
     this.at = i;
+    const token = text.slice(start, i);
+    if (token.indexOf("\\") === -1 && !UNSAFE.test(token)) return token;
+    let value: string;
     try {
-      return JSON.parse(text.slice(start, i)) as string;
+      value = JSON.parse(token) as string;
     } catch {
       throw SYNTAX;
     }
+    if (LONE_SURROGATE.test(value)) this.refuse("a string has a lone surrogate (\\ud800-\\udfff)");
+    return JSON.stringify(value);
   }
 
   number(): string {
     const { text } = this;
     const start = this.at;
-    while (this.at < text.length && /[-+.eE0-9]/.test(text[this.at]!)) this.at++;
+    for (;;) {
+      const c = text.charCodeAt(this.at);
+      // 0-9 + - . e E
+      if ((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e || c === 0x65 || c === 0x45)
+        this.at++;
+      else break;
+    }
     return exactNumber(text.slice(start, this.at)) ?? fail(SYNTAX);
   }
 }
