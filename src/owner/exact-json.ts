@@ -21,8 +21,6 @@ export interface JsonRefusal {
 export const NOT_JSON = Symbol("not json");
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-/** What an unescaped string token may not hold as it is: control characters (a syntax error) and surrogates. */
-const UNSAFE = /[\u0000-\u001f\ud800-\udfff]/;
 const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/;
 const NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
@@ -78,6 +76,18 @@ function checkString(value: string, path: string): string {
   if (LONE_SURROGATE.test(value))
     return fail(new Refused("a string has a lone surrogate (\\ud800-\\udfff)", path));
   return JSON.stringify(value);
+}
+
+/**
+ * Whether a string token is already as `JSON.stringify` writes it: no escapes, and none of what it would escape or
+ * refuse (control characters, a syntax error unescaped; surrogates, which may be lone).
+ */
+function asWritten(token: string): boolean {
+  for (let i = 1; i < token.length - 1; i++) {
+    const c = token.charCodeAt(i);
+    if (c < 0x20 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+  }
+  return true;
 }
 
 function fail(error: unknown): never {
@@ -256,7 +266,7 @@ class Parser {
     }
     this.at = i;
     const token = text.slice(start, i);
-    if (token.indexOf("\\") === -1 && !UNSAFE.test(token)) return token;
+    if (asWritten(token)) return token;
     let value: string;
     try {
       value = JSON.parse(token) as string;
