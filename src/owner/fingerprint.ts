@@ -24,8 +24,8 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
  * What a key is claimed for: lowercase hex SHA-256 over the method, the request target (path and query) and the
  * body, each framed as `<byte length>:<bytes>,` after the tag `idemkey-http-v2`, so no two requests share a framing.
  * A JSON body (a JSON content type that parses) is hashed in its exact form (`exact-json.ts`): member order and
- * whitespace do not make a retry a different request, and two different values never share a fingerprint. Any
- * other body is hashed as its raw bytes.
+ * whitespace do not make a retry a different request, and two different values never share a fingerprint; a body
+ * with a JSON content type that is not JSON is refused. Any other body is hashed as its raw bytes.
  */
 export function requestFingerprint(
   method: string,
@@ -73,7 +73,14 @@ function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { 
     }
     const exact = text === undefined ? NOT_JSON : exactJsonText(text);
     if (typeof exact === "string") return { kind: "json", bytes: encoder.encode(exact) };
-    if (exact !== NOT_JSON) return { refused: exact };
+    // Refused rather than hashed as bytes: Express's and Fastify's parsers answer 400 to it before the middleware
+    // runs, so on Hono, where the handler would parse it, it gets the same 400 instead of the handler's error.
+    if (exact === NOT_JSON) {
+      return {
+        refused: { refused: "the Content-Type says JSON, but the body is not JSON text in UTF-8", path: "" },
+      };
+    }
+    return { refused: exact };
   }
   return { kind: "raw", bytes: body.bytes };
 }

@@ -108,12 +108,15 @@ describe("requestFingerprint", () => {
     expect(fp("POST", "/c", json, bytes('{"a":1,"b":[2,1]}'))).not.toBe(a);
   });
 
-  it("hashes any other body, and JSON that does not parse, as raw bytes", () => {
+  it("hashes any other body as raw bytes, and refuses a JSON content type that is not JSON", () => {
     const text = fp("POST", "/c", "text/plain", bytes('{"a":1}'));
     expect(text).not.toBe(fp("POST", "/c", "text/plain", bytes('{ "a":1}')));
-    expect(fp("POST", "/c", json, bytes("{not json"))).toBe(
-      fp("POST", "/c", "text/plain", bytes("{not json")),
-    );
+    expect(requestFingerprint("POST", "/c", json, bytes("{not json"))).toMatchObject({
+      refused: { refused: expect.stringMatching(/not JSON/) },
+    });
+    expect(
+      requestFingerprint("POST", "/c", json, { bytes: new Uint8Array([0x22, 0xff, 0x22]) }),
+    ).toHaveProperty("refused");
     expect(fp("POST", "/c", undefined, { parsed: Buffer.from("raw") })).toBe(
       fp("POST", "/c", undefined, bytes("raw")),
     );
