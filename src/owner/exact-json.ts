@@ -45,7 +45,7 @@ export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_J
  */
 export function exactJsonValue(value: unknown): string | JsonRefusal | undefined {
   try {
-    return fromValue(value, "", 0);
+    return fromValue(value, [], 0);
   } catch (error) {
     if (error === NOT_A_VALUE) return undefined;
     if (error instanceof Refused) return { refused: error.message, path: error.path };
@@ -94,11 +94,11 @@ function fail(error: unknown): never {
   throw error;
 }
 
-function members(entries: [string, string][], path: string): string {
+function members(entries: [string, string][], path: () => string): string {
   entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   for (let i = 1; i < entries.length; i++) {
     if (entries[i]![0] === entries[i - 1]![0]) {
-      throw new Refused(`member ${JSON.stringify(entries[i]![0])} appears twice`, path);
+      throw new Refused(`member ${JSON.stringify(entries[i]![0])} appears twice`, path());
     }
   }
   return `{${entries.map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(",")}}`;
@@ -127,7 +127,8 @@ export function exactNumber(text: string): string | undefined {
   return `${sign}${digits}e${e}`;
 }
 
-function fromValue(value: unknown, path: string, depth: number): string {
+/** `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal. */
+function fromValue(value: unknown, trail: (string | number)[], depth: number): string {
   if (value === null) return "null";
   if (value === true) return "true";
   if (value === false) return "false";
@@ -135,21 +136,31 @@ function fromValue(value: unknown, path: string, depth: number): string {
     if (!Number.isFinite(value)) throw NOT_A_VALUE;
     return exactNumber(String(Object.is(value, -0) ? 0 : value)) ?? fail(NOT_A_VALUE);
   }
-  if (typeof value === "string") return checkString(value, path);
+  const at = () => trail.reduce<string>((path, name) => pointer(path, name), "");
+  if (typeof value === "string")
+    return LONE_SURROGATE.test(value) ? checkString(value, at()) : JSON.stringify(value);
   if (typeof value !== "object") throw NOT_A_VALUE;
-  if (depth >= MAX_DEPTH) throw tooDeep(path);
+  if (depth >= MAX_DEPTH) throw tooDeep(at());
   if (Array.isArray(value)) {
-    return `[${value.map((item, i) => fromValue(item, pointer(path, i), depth + 1)).join(",")}]`;
+    const items: string[] = [];
+    for (let i = 0; i < value.length; i++) {
+      trail.push(i);
+      items.push(fromValue(value[i], trail, depth + 1));
+      trail.pop();
+    }
+    return `[${items.join(",")}]`;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_A_VALUE;
   const entries: [string, string][] = [];
   for (const [name, member] of Object.entries(value)) {
     if (member === undefined) continue;
-    checkString(name, path);
-    entries.push([name, fromValue(member, pointer(path, name), depth + 1)]);
+    if (LONE_SURROGATE.test(name)) checkString(name, at());
+    trail.push(name);
+    entries.push([name, fromValue(member, trail, depth + 1)]);
+    trail.pop();
   }
-  return members(entries, path);
+  return members(entries, at);
 }
 
 /**
@@ -218,7 +229,7 @@ class Parser {
       const next = this.text.charCodeAt(this.at++);
       if (next === 0x7d) {
         try {
-          return members(entries, "");
+          return members(entries, () => "");
         } catch (error) {
           if (error instanceof Refused) this.refuse(error.message);
           throw error;
