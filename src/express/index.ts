@@ -97,14 +97,19 @@ function readLimited(req: IncomingMessage, limit: number): Promise<{ bytes: Buff
         return;
       }
       chunks.length = 0;
-      req.off("data", onData).off("end", onEnd).off("error", onError);
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       req.on("error", () => {});
       req.resume();
       resolve({ tooLarge: true });
     };
     const onEnd = () => resolve({ bytes: Buffer.concat(chunks, total) });
     const onError = (error: Error) => reject(error);
-    req.on("data", onData).on("end", onEnd).on("error", onError);
+    // A client that goes away mid-body: nothing to answer, but the promise must settle (no claim is made).
+    const onClose = () => {
+      if (!req.readableEnded)
+        reject(new Error("the client closed the connection before sending the whole body"));
+    };
+    req.on("data", onData).on("end", onEnd).on("error", onError).once("close", onClose);
   });
 }
 
