@@ -1,4 +1,5 @@
 import { cpus, loadavg } from "node:os";
+import { benchFingerprint } from "./fingerprint.js";
 import { benchHarness } from "./harness.js";
 import { benchKey } from "./key.js";
 import { benchMiddleware } from "./middleware.js";
@@ -11,6 +12,7 @@ const sections: Record<string, () => Promise<void>> = {
   harness: benchHarness,
   powertools: benchPowertools,
   middleware: benchMiddleware,
+  fingerprint: benchFingerprint,
   otel: benchOtel,
 };
 

@@ -42,7 +42,8 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
     const app = new Hono();
     const createCharge = async (c: Context) => c.json(charge(await c.req.json<Charge>()), 201);
     app.post(chargesPath(undefined), createCharge);
-    for (const [slug, store] of stores) app.post(chargesPath(slug), honoIdempotency({ store }), createCharge);
+    for (const [slug, store] of stores)
+      app.post(chargesPath(slug), honoIdempotency({ store, scope: "single-tenant" }), createCharge);
     let server!: ReturnType<typeof serve>;
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) =>
@@ -58,7 +59,12 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
     };
     app.post(chargesPath(undefined), express.json(), createCharge);
     for (const [slug, store] of stores) {
-      app.post(chargesPath(slug), express.json(), expressIdempotency({ store }), createCharge);
+      app.post(
+        chargesPath(slug),
+        express.json(),
+        expressIdempotency({ store, scope: "single-tenant" }),
+        createCharge,
+      );
     }
     const server: Server = await new Promise((resolve) => {
       const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
@@ -75,7 +81,7 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
     // The plugin applies to the context it is registered in: one child context per store keeps each to its route.
     for (const [slug, store] of stores) {
       await app.register(async (child) => {
-        await child.register(fastifyIdempotency({ store }));
+        await child.register(fastifyIdempotency({ store, scope: "single-tenant" }));
         child.post(chargesPath(slug), createCharge);
       });
     }

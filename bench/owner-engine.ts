@@ -21,7 +21,7 @@ export async function benchOwnerEngine(stores: readonly StoreName[]): Promise<vo
   for (const name of stores) {
     const opened = await openStore(name);
     if (opened === undefined) continue;
-    const engine = idempotencyEngine({ store: opened.store });
+    const engine = idempotencyEngine({ store: opened.store, scope: "single-tenant" });
     const begin = (key: string) =>
       engine.begin({
         method: "POST",

@@ -24,7 +24,7 @@ export async function gitHost(dir: string): Promise<Owner> {
   const app = new Hono<Env>();
   const log = requestLog(db);
   app.use(faults(log));
-  app.use("/pulls", idempotency({ store, required: false, onError: () => {} }));
+  app.use("/pulls", idempotency({ store, scope: "single-tenant", required: false, onError: () => {} }));
   app.post("/pulls", async (c) => {
     const body = (await c.req.json()) as { repo?: unknown; head?: unknown; title?: unknown };
     const { repo, head, title } = body;

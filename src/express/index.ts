@@ -1,4 +1,4 @@
-import type { OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
+import type { IncomingMessage, OutgoingHttpHeader, OutgoingHttpHeaders } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
@@ -22,8 +22,9 @@ export interface IdempotencyMiddleware extends RequestHandler {
  * Options are documented on `IdempotencyOptions`; `scope` receives the `Request`.
  *
  * Mount it after authentication and after the body parser (`express.json()`, `express.raw()`, ...): the request
- * fingerprint uses `req.body` (a parsed object in canonical JSON form, a Buffer or string as bytes). When no parser
- * ran, it reads the body itself and leaves it on `req.body` as a Buffer, as `express.raw()` would.
+ * fingerprint uses the raw bytes when the parser kept them (`express.json({ verify: keepRawBody })`, the exact
+ * form), else `req.body` (a parsed object in exact JSON form, a Buffer or string as bytes). When no parser ran, it
+ * reads at most `maxBodyBytes` of the body itself and leaves it on `req.body` as a Buffer, as `express.raw()` would.
  *
  * Express gives middleware no way to tell a thrown error from a response, so `save` sees `threw: false`, and the
  * status of what the error handler sent decides: 5xx releases the key, a 4xx from a thrown error is saved.
@@ -40,7 +41,8 @@ export function idempotency(options: IdempotencyOptions<Request>): IdempotencyMi
         target: req.originalUrl,
         keyFields: keyFieldsOf(req),
         contentType: req.headers["content-type"],
-        body: () => requestBody(req),
+        contentLength: req.headers["content-length"],
+        body: (limit) => requestBody(req, limit),
         request: req,
       });
       if (decision.action === "pass") return next();
@@ -55,15 +57,60 @@ export function idempotency(options: IdempotencyOptions<Request>): IdempotencyMi
   return Object.assign(idempotency, { purge: engine.purge });
 }
 
-async function requestBody(req: Request): Promise<RequestBody> {
+const rawBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/**
+ * A body parser's `verify` hook that keeps the raw bytes for the fingerprint, so that two JSON bodies the parser
+ * would make one value of (`9007199254740993` and `9007199254740992`, a member named twice) stay apart, and a
+ * duplicate member name is refused with 400. Without it the middleware fingerprints the parsed `req.body`.
+ *
+ * @example app.use(express.json({ verify: keepRawBody }))
+ */
+export function keepRawBody(req: IncomingMessage, _res: unknown, bytes: Buffer): void {
+  rawBodies.set(req, bytes);
+}
+
+async function requestBody(req: Request, limit: number): Promise<RequestBody> {
+  const raw = rawBodies.get(req);
+  if (raw !== undefined) return raw.byteLength > limit ? { tooLarge: true } : { bytes: raw };
   if (req.body !== undefined) return { parsed: req.body };
   // Read by someone who left no `req.body` (a parser that found no body): there is nothing left to read.
   if (req.readableEnded) return { bytes: new Uint8Array(0) };
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const bytes = Buffer.concat(chunks);
-  if (bytes.byteLength > 0) req.body = bytes;
-  return { bytes };
+  const read = await readLimited(req, limit);
+  if ("tooLarge" in read) return read;
+  if (read.bytes.byteLength > 0) req.body = read.bytes;
+  return read;
+}
+
+/**
+ * Reads at most `limit` bytes. Past it the rest is read and dropped (as body-parser does), not left unread or cut
+ * off, so that the client gets the 413 rather than a reset connection, and memory stays at `limit`.
+ */
+function readLimited(req: IncomingMessage, limit: number): Promise<{ bytes: Buffer } | { tooLarge: true }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const onData = (chunk: Buffer) => {
+      total += chunk.byteLength;
+      if (total <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      chunks.length = 0;
+      req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      req.on("error", () => {});
+      req.resume();
+      resolve({ tooLarge: true });
+    };
+    const onEnd = () => resolve({ bytes: Buffer.concat(chunks, total) });
+    const onError = (error: Error) => reject(error);
+    // A client that goes away mid-body: nothing to answer, but the promise must settle (no claim is made).
+    const onClose = () => {
+      if (!req.readableEnded)
+        reject(new Error("the client closed the connection before sending the whole body"));
+    };
+    req.on("data", onData).on("end", onEnd).on("error", onError).once("close", onClose);
+  });
 }
 
 function send(res: Response, response: OwnerResponse): void {

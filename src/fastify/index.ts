@@ -19,7 +19,10 @@ export interface IdempotencyPlugin {
 
 interface RawBody {
   chunks: Buffer[];
+  total: number;
   ended: boolean;
+  /** Longer than `maxBodyBytes`: copying stopped. */
+  tooLarge: boolean;
 }
 
 interface Running {
@@ -45,9 +48,17 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
   const running = new WeakMap<FastifyRequest, Running>();
 
   async function idempotency(fastify: FastifyInstance): Promise<void> {
-    fastify.addHook("preParsing", (request, _reply, payload, done) => {
+    fastify.addHook("preParsing", (request, reply, payload, done) => {
+      // What can be decided without the body (no key, a bad key, a declared length past the limit) is answered
+      // before Fastify parses it, so its 415 or its own 413 do not answer first.
+      const early = engine.screen({
+        method: request.method,
+        keyFields: keyFieldsOf(request.raw),
+        contentLength: request.headers["content-length"],
+      });
+      if (early?.action === "respond") send(reply, early.response);
       // Only a request with a key can need its body fingerprinted; the rest are not slowed down.
-      if (request.headers["idempotency-key"] !== undefined) rawBodies.set(request, recordChunks(payload));
+      else if (early === undefined) rawBodies.set(request, recordChunks(payload, engine.maxBodyBytes));
       done(null, payload);
     });
 
@@ -74,7 +85,13 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
 
     fastify.addHook("onSend", (request, reply, payload, done) => {
       const state = running.get(request);
-      if (!state) return done(null, payload);
+      if (!state) {
+        // Fastify's own body limit answered first: answer as the other adapters do.
+        if (reply.statusCode === 413 && rawBodies.get(request)?.tooLarge) {
+          return done(null, rewrite(reply, engine.tooLarge()));
+        }
+        return done(null, payload);
+      }
       running.delete(request);
       save(state, reply, payload).then((sent) => done(null, sent), done);
     });
@@ -118,30 +135,39 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
  * `data`. Watching `emit` leaves the stream as it was; a listener of our own would set it flowing before the parser
  * listens, and a `Transform` in between costs a stream and `pipeline()` (an `AbortController`) per request.
  */
-function recordChunks(payload: Readable): RawBody {
-  const raw: RawBody = { chunks: [], ended: false };
+function recordChunks(payload: Readable, limit: number): RawBody {
+  const raw: RawBody = { chunks: [], total: 0, ended: false, tooLarge: false };
   const emit = payload.emit;
   payload.emit = function (this: Readable, event: string | symbol, ...args: unknown[]) {
-    // A stream given an encoding hands out strings; the bytes were UTF-8 unless a custom stream says otherwise.
-    if (event === "data")
-      raw.chunks.push(typeof args[0] === "string" ? Buffer.from(args[0]) : (args[0] as Buffer));
-    else if (event === "end") raw.ended = true;
+    if (event === "data" && !raw.tooLarge) {
+      // A stream given an encoding hands out strings; the bytes were UTF-8 unless a custom stream says otherwise.
+      const chunk = typeof args[0] === "string" ? Buffer.from(args[0]) : (args[0] as Buffer);
+      raw.total += chunk.byteLength;
+      if (raw.total <= limit) raw.chunks.push(chunk);
+      else {
+        raw.tooLarge = true;
+        raw.chunks = [];
+      }
+    } else if (event === "end") raw.ended = true;
     return emit.call(this, event, ...args);
   } as Readable["emit"];
   return raw;
 }
 
 function requestBody(request: FastifyRequest, raw: RawBody | undefined): RequestBody {
-  if (raw?.ended)
-    return {
-      bytes: concat(
-        raw.chunks,
-        raw.chunks.reduce((n, c) => n + c.byteLength, 0),
-      ),
-    };
+  if (raw?.tooLarge) return { tooLarge: true };
+  if (raw?.ended) return { bytes: concat(raw.chunks, raw.total) };
   // A parser that did not read the stream (none ran: no body) leaves nothing copied.
   if (request.body !== undefined && request.body !== null) return { parsed: request.body };
   return { bytes: new Uint8Array(0) };
+}
+
+/** Turns the reply `onSend` is about to send into `response`. */
+function rewrite(reply: FastifyReply, response: OwnerResponse): Buffer {
+  reply.code(response.status);
+  reply.removeHeader("content-length");
+  for (const [name, value] of response.headers) reply.header(name, value);
+  return Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength);
 }
 
 function send(reply: FastifyReply, response: OwnerResponse): FastifyReply {

@@ -23,9 +23,14 @@ export type IdempotentFetch = (
 
 export interface IdempotentFetchOptions {
   /**
-   * Sends the key as an RFC 8941 sf-string (`Idempotency-Key: "ab12..."`), the form the IETF draft specifies,
-   * instead of bare (`Idempotency-Key: ab12...`), which is what most servers expect. idemkey's middleware takes both.
-   * @default false
+   * Sends the key as an RFC 8941 sf-string (`Idempotency-Key: "ab12..."`), the form the IETF draft
+   * (draft-ietf-httpapi-idempotency-key-header) specifies. A strict Structured Fields parser reads a bare hex key as
+   * a Token, or refuses it when it starts with a digit, so bare is not the default. Owners that take the field's
+   * text as it is (Stripe, most hand-written servers) keep the quotes as part of the key, which is the same on every
+   * retry, so they dedupe it just as well; idemkey's middleware takes both forms as one key. Set `false` for an
+   * owner that refuses quotes (one that allows only `[A-Za-z0-9-]` in keys) or that must see the key in the very
+   * form it finds in `_meta` or a database column.
+   * @default true
    */
   quoted?: boolean;
   /**
@@ -54,13 +59,13 @@ const NEVER_SENT = new Set([
 /**
  * Makes an `idempotentFetch` with these options, validated once.
  *
- * @example const fetchOnce = createIdempotentFetch({ quoted: true, maxRetryAfterMs: 10_000 });
+ * @example const fetchOnce = createIdempotentFetch({ quoted: false, maxRetryAfterMs: 10_000 });
  */
 export function createIdempotentFetch(options: IdempotentFetchOptions = {}): IdempotentFetch {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("createIdempotentFetch(options) needs an options object");
   }
-  const quoted = options.quoted ?? false;
+  const quoted = options.quoted ?? true;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   const fetchImpl = options.fetch;
   if (typeof quoted !== "boolean")
@@ -129,6 +134,8 @@ async function classify(response: Response, key: string, maxRetryAfterMs: number
   const fail = (retryable: boolean, noEffect: boolean) =>
     new HttpStatusError(response, body, { retryable, noEffect, replayed, retryAfterMs });
   if (replayed) throw fail(false, false);
+  // Stainless's and stripe-node's signal, which idemkey's middleware sends on its final answers.
+  const final = /^false$/i.test(response.headers.get("x-should-retry")?.trim() ?? "");
   if (status === 422) {
     throw new IdempotencyConflictError(
       key,
@@ -137,9 +144,8 @@ async function classify(response: Response, key: string, maxRetryAfterMs: number
       { cause: fail(false, true) },
     );
   }
-  if (status === 409) throw fail(true, false);
-  if (status >= 500) throw fail(true, false);
-  if (status === 408 || status === 429) throw fail(true, true);
+  if (status === 409 || status >= 500) throw fail(!final, false);
+  if (status === 408 || status === 429) throw fail(!final, true);
   throw fail(false, true);
 }
 

@@ -1,6 +1,6 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
-import { canonicalCallOf, idempotencyKey, sha256Hex } from "../key/idempotency-key.js";
+import { canonicalCallOf, idempotencyKey, keyHash } from "../key/idempotency-key.js";
 import { ledgerAdmin } from "./admin.js";
 import { type Call, type Core, emit, untilAborted } from "./call.js";
 import { isTool } from "./define-tool.js";
@@ -27,7 +27,11 @@ export function createHarness(options?: HarnessOptions): Harness {
   const running = new Map<string, { promise: Promise<unknown>; signal: AbortSignal | undefined }>();
 
   function keyOf<A>(taskId: string, tool: Tool<A, unknown>, args: A, step: CallOptions["step"]) {
-    const keyOptions = step === undefined ? undefined : { step };
+    const secret = core.keySecret;
+    const keyOptions =
+      step === undefined && secret === undefined
+        ? undefined
+        : { ...(step === undefined ? {} : { step }), ...(secret === undefined ? {} : { secret }) };
     if (tool.identity === undefined) return idempotencyKey(taskId, tool.name, args, keyOptions);
     const identity = tool.identity(args);
     try {
@@ -67,10 +71,11 @@ export function createHarness(options?: HarnessOptions): Harness {
     const canonicalArgs = () => (canonical ??= canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH));
     const key =
       tool.identity === undefined
-        ? sha256Hex(canonicalCallOf(taskId, tool.name, canonicalArgs, step, DEFAULT_MAX_DEPTH))
+        ? keyHash(canonicalCallOf(taskId, tool.name, canonicalArgs, step, DEFAULT_MAX_DEPTH), core.keySecret)
         : keyOf(taskId, tool, args, step);
     const argsText = canonicalArgs();
-    const argsHash = sha256Hex(argsText);
+    // Under the fleet secret too: the ledger's args hash would otherwise give masked arguments away just as well.
+    const argsHash = keyHash(argsText, core.keySecret);
     const data: Call<A, R>["data"] = {
       v: 1,
       taskId,

@@ -1,3 +1,4 @@
+import { checkSecret } from "../key/idempotency-key.js";
 import { memoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
 import { type ResolvedRetry, type RetryOptions, resolveRetry } from "./retry.js";
@@ -18,6 +19,13 @@ export interface WaitOptions {
 }
 
 export interface HarnessOptions {
+  /**
+   * A secret every harness of the fleet shares: keys (and the recorded args hash) become HMAC-SHA256 under it,
+   * so that a key seen in a header or a log cannot be used to guess a low-entropy argument (see
+   * `IdempotencyKeyOptions.secret`). Every process that calls the same owners must use the same secret.
+   * @default none: keys are plain SHA-256
+   */
+  keySecret?: string | Uint8Array;
   /**
    * Where the ledger lives. Records are kept under `call:<idempotency key>`, so the store can be shared with the
    * owner-side middleware. A memory store forgets on restart; use `sqliteStore` (or a server store) for replays
@@ -82,6 +90,7 @@ export interface Resolved {
   clock: () => number;
   sleep: Sleep;
   schedule: Schedule;
+  keySecret: string | Uint8Array | undefined;
 }
 
 export function resolveOptions(options: HarnessOptions = {}): Resolved {
@@ -104,6 +113,7 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
     clock,
     sleep: fn("sleep", options.sleep) ?? defaultSleep,
     schedule: scheduler(options.sleep),
+    keySecret: checkSecret(options.keySecret, "options.keySecret"),
   };
   const store = resolved.store as Partial<Store>;
   for (const method of ["claim", "get", "update", "delete", "list", "purge"] as const) {

@@ -1,7 +1,8 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
+import type { RequestBody } from "../owner/fingerprint.js";
 import type { IdempotencyOptions } from "../owner/options.js";
-import { toFetchResponse } from "../owner/response-body.js";
+import { concat, toFetchResponse } from "../owner/response-body.js";
 
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
@@ -18,7 +19,7 @@ export interface IdempotencyMiddleware extends MiddlewareHandler {
  * `IdempotencyOptions`; `scope` receives the `Context`.
  *
  * Mount it after authentication (so `scope` can name the caller) and before the handlers it protects. It reads the
- * request body through Hono's body cache, so handlers must read it through `c.req` (`json()`, `text()`,
+ * request body (at most `maxBodyBytes`) through Hono's body cache, so handlers must read it through `c.req` (`json()`, `text()`,
  * `parseBody()`, validators), not from `c.req.raw`. It waits for the whole response body before sending it, so it
  * does not suit streamed responses.
  *
@@ -34,7 +35,8 @@ export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMi
       target: requestTarget(c.req.url),
       keyFields: key === null ? undefined : [key],
       contentType: c.req.header("content-type"),
-      body: async () => ({ bytes: await readBody(c) }),
+      contentLength: c.req.header("content-length"),
+      body: (limit) => readBody(c, limit),
       request: c,
     });
     if (decision.action === "pass") {
@@ -88,14 +90,29 @@ function requestTarget(url: string): string {
 const utf8 = new TextDecoder();
 
 /**
- * Through Hono's body cache, from which `c.req.json()`, `text()`, `parseBody()` and validators read it again; a
- * clone of `c.req.raw` would leave the raw body unread, but costs several times more. Hono answers `text()` and
- * `json()` after `arrayBuffer()` through a new `Response` of the cached bytes (web streams on Node); an entry for
- * `text`, decoded only if asked for, spares handlers that.
+ * Reads at most `limit` bytes of the body, from the stream (cancelled past the limit, so a huge body is never
+ * held), into Hono's body cache, from which `c.req.json()`, `text()`, `parseBody()` and validators read it again;
+ * a clone of `c.req.raw` would cost several times more. Hono answers `text()` and `json()` after `arrayBuffer()`
+ * through a new `Response` of the cached bytes (web streams on Node); an entry for `text`, decoded only if asked
+ * for, spares handlers that.
  */
-async function readBody(c: Context): Promise<Uint8Array> {
-  const bytes = new Uint8Array(await c.req.arrayBuffer());
+async function readBody(c: Context, limit: number): Promise<RequestBody> {
   const cache = c.req.bodyCache as Record<string, unknown>;
+  let bytes: Uint8Array;
+  if (Object.keys(cache).length > 0 || c.req.raw.body === null) {
+    // Read before us (a validator), so already in memory: nothing to save by streaming.
+    bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (bytes.byteLength > limit) return { tooLarge: true };
+  } else {
+    const read = await readStream(c.req.raw.body, limit);
+    if (read === undefined) return { tooLarge: true };
+    bytes = read;
+    const buffer =
+      bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+        ? bytes.buffer
+        : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    cache.arrayBuffer = Promise.resolve(buffer);
+  }
   if (!("text" in cache)) {
     let text: Promise<string> | undefined;
     Object.defineProperty(cache, "text", {
@@ -108,7 +125,24 @@ async function readBody(c: Context): Promise<Uint8Array> {
       },
     });
   }
-  return bytes;
+  return { bytes };
+}
+
+/** The whole stream, or `undefined` once it passes `limit` (then cancelled). */
+async function readStream(body: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | undefined> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concat(chunks, total);
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
 }
 
 /**

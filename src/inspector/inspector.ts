@@ -43,7 +43,7 @@ export function createInspector(options: InspectorOptions): Inspector {
   const o = resolveInspectorOptions(options);
   const harness = createHarness({ store: o.store, ttlMs: o.ttlMs, clock: o.clock });
   const scan = scanner(o.store, o.maxRecords, o.clock);
-  const stream = changeStream(scan, o.pollMs);
+  const stream = changeStream(scan, o.pollMs, o.maxStreams);
   const redact = redactor(o.redact);
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -82,7 +82,14 @@ export function createInspector(options: InspectorOptions): Inspector {
         states: STATES,
       });
     }
-    if (path === "/api/stream") return stream.add(res);
+    if (path === "/api/stream") {
+      // Even on loopback: any site the browser visits can open a plain GET to 127.0.0.1, and each stream holds a
+      // socket and costs a write per change. A custom header cannot be sent cross-site without a preflight, which
+      // the inspector never answers.
+      const refusal = o.remote ? undefined : checkToken(req, o.token);
+      if (refusal) return sendProblem(res, refusal.problem, refusal.detail);
+      return stream.add(res);
+    }
     if (path === "/api/counts") return sendJson(res, counts(await scan.latest(FRESH_MS)));
     if (path === "/api/calls") {
       const state = q.get("state") || undefined;
@@ -102,7 +109,7 @@ export function createInspector(options: InspectorOptions): Inspector {
         ...(q.get("tool") ? { tool: q.get("tool")! } : {}),
         ...(state ? { state: state as RecordState } : {}),
       };
-      return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit));
+      return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact.text));
     }
     if (path === "/api/tasks") {
       const limit = int(q.get("limit"), 200, 1, 10_000);
@@ -127,7 +134,7 @@ export function createInspector(options: InspectorOptions): Inspector {
       const taskId = decode(task[1]!);
       if (taskId === undefined)
         return sendProblem(res, Problem.badRequest, "The task id is not valid URL encoding");
-      const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock());
+      const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock(), redact.text);
       if (data.calls.length === 0) {
         return sendProblem(res, Problem.notFound, `No live ledger call belongs to the task ${taskId}`, {
           taskId,

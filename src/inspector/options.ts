@@ -35,6 +35,12 @@ export interface InspectorOptions {
   /** How often, in milliseconds, the ledger is read for the live view while a page is open. @default 1000 */
   pollMs?: number;
   /**
+   * The most live streams (`/api/stream`, one per open page) served at once; more are answered 503 with
+   * `Retry-After`, so that a burst of them cannot starve the rest of the page.
+   * @default 32
+   */
+  maxStreams?: number;
+  /**
    * The most calls read from the ledger; beyond it the inspector shows the first ones in key order and says so.
    * @default 10000
    */
@@ -59,6 +65,7 @@ export interface ResolvedInspectorOptions {
   user: string;
   remote: boolean;
   pollMs: number;
+  maxStreams: number;
   maxRecords: number;
   label: string;
   ttlMs: number;
@@ -94,6 +101,7 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
     user: name("user", options.user) ?? osUser(),
     remote: flag("remote", options.remote),
     pollMs: integer("pollMs", options.pollMs, 1_000, 50),
+    maxStreams: integer("maxStreams", options.maxStreams, 32, 1),
     maxRecords: integer("maxRecords", options.maxRecords, 10_000, 1),
     label: name("label", options.label) ?? "the ledger",
     ttlMs: integer("ttlMs", options.ttlMs, 7 * 24 * 60 * 60 * 1000, 1),

@@ -21,26 +21,54 @@ export const DEFAULT_REDACT: readonly string[] = [
 /** `apiKey`, `api_key` and `API-KEY` are one name to the redactor. */
 const normalize = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
 
+/** Masks JSON values (see `redactor`), with `text` for free text such as an error message. */
+export interface Redactor {
+  (value: unknown): unknown;
+  /** Masks what follows a masked name and `=` or `:` in free text: `password=hunter2`, `Authorization: Bearer x`. */
+  text(text: string): string;
+}
+
+/** Where a value sits beside its name: `[name, value]` pairs and `{ name, value }` objects (header lists). */
+const PAIR_NAMES = ["name", "key", "header", "field"];
+const PAIR_VALUES = ["value", "values"];
+
 /**
- * A function that copies a JSON value with the value of every object member whose name contains one of `fields`
- * (case-insensitively, ignoring `_` and `-`), at any depth, replaced with `"[redacted]"`. Containing, not equal:
- * `token` also masks `accessToken` and `githubToken`, since masking too much is the safe mistake here.
+ * A function that copies a JSON value with every value named by one of `fields` replaced with `"[redacted]"`, at
+ * any depth: an object member whose name contains a field (case-insensitively, ignoring `_` and `-`), the second
+ * item of a `[name, value]` pair, the `value` beside such a `name` (`{ "name": "Authorization", "value": ... }`),
+ * and, in every string, what follows such a name and `=` or `:`. Containing, not equal: `token` also masks
+ * `accessToken` and `githubToken`, since masking too much is the safe mistake here.
  */
-export function redactor(fields: readonly string[]): (value: unknown) => unknown {
+export function redactor(fields: readonly string[]): Redactor {
   const names = fields.map(normalize).filter((n) => n !== "");
-  if (names.length === 0) return (value) => value;
+  if (names.length === 0) return Object.assign((value: unknown) => value, { text: (text: string) => text });
   const masked = (name: string) => {
     const n = normalize(name);
     return names.some((field) => n.includes(field));
   };
+  // A name in text: the field's letters with `_` or `-` allowed between them, inside a word of such characters.
+  const spelled = names.map((n) => [...n].map((c) => c.replace(/[^a-z0-9]/g, "")).join("[-_]?"));
+  const inText = new RegExp(
+    `([\\w-]*(?:${spelled.join("|")})[\\w-]*["']?\\s*[:=]\\s*["']?(?:(?:bearer|basic|token)\\s+)?)[^\\s"'&,;]+`,
+    "gi",
+  );
+  const text = (value: string) => value.replace(inText, `$1${REDACTED}`);
+
   const walk = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(walk);
+    if (typeof value === "string") return text(value);
+    if (Array.isArray(value)) {
+      if (value.length === 2 && typeof value[0] === "string" && masked(value[0])) return [value[0], REDACTED];
+      return value.map(walk);
+    }
     if (typeof value !== "object" || value === null) return value;
+    const record = value as Record<string, unknown>;
+    const named = PAIR_NAMES.some((n) => typeof record[n] === "string" && masked(record[n] as string));
     const out: Record<string, unknown> = {};
     for (const [name, member] of Object.entries(value)) {
+      const hide = masked(name) || (named && PAIR_VALUES.includes(name));
       // defineProperty, so that a member named "__proto__" stays a member.
       Object.defineProperty(out, name, {
-        value: masked(name) ? REDACTED : walk(member),
+        value: hide ? REDACTED : walk(member),
         enumerable: true,
         writable: true,
         configurable: true,
@@ -48,5 +76,5 @@ export function redactor(fields: readonly string[]): (value: unknown) => unknown
     }
     return out;
   };
-  return walk;
+  return Object.assign(walk, { text });
 }

@@ -23,6 +23,7 @@ export const Problem = {
   tooLarge: [413, "too-large", "Request body too large"],
   wrongState: [409, "wrong-state", "The call is not in the state this action needs"],
   storeUnavailable: [503, "store-unavailable", "The ledger's store did not answer"],
+  tooManyStreams: [503, "too-many-streams", "Too many live streams open"],
   internal: [500, "internal", "Internal error"],
 } as const satisfies Record<string, readonly [number, string, string]>;
 export type Problem = (typeof Problem)[keyof typeof Problem];

@@ -1,6 +1,7 @@
 import type { LedgerEntry } from "../harness/types.js";
 import { canonicalize } from "../key/canonicalize.js";
 import { RecordState } from "../store/types.js";
+import type { Redactor } from "./redact.js";
 import type { Observation, Row, Snapshot } from "./snapshot.js";
 
 /** The JSON shapes the data endpoints answer with; the page reads these and nothing else. */
@@ -27,7 +28,20 @@ export interface CallSummary {
   lastEvent: LedgerEntry["events"][number] | null;
 }
 
-export function summary({ entry, holder }: Row): CallSummary {
+type Text = (text: string) => string;
+const asIs: Text = (text) => text;
+
+/** The audit trail with its free text (a denial's reason, an unknown outcome's error) masked. */
+export function trail(events: LedgerEntry["events"], text: Text): LedgerEntry["events"] {
+  if (text === asIs) return events;
+  return events.map((event) => {
+    if (event.type === "outcome_unknown") return { ...event, error: text(event.error) };
+    if (event.type === "denied") return { ...event, reason: text(event.reason) };
+    return event;
+  });
+}
+
+export function summary({ entry, holder }: Row, text: Text = asIs): CallSummary {
   const out: CallSummary = {
     key: entry.key,
     taskId: entry.taskId,
@@ -41,14 +55,21 @@ export function summary({ entry, holder }: Row): CallSummary {
     updatedAt: entry.updatedAt,
     expiresAt: entry.expiresAt,
     durationMs: entry.state === "completed" ? entry.updatedAt - entry.createdAt : null,
-    lastEvent: entry.events.at(-1) ?? null,
+    lastEvent: trail(entry.events.slice(-1), text)[0] ?? null,
   };
   if (entry.step !== undefined) out.step = entry.step;
   return out;
 }
 
 export interface CallDetail extends CallSummary {
-  argsHash: string;
+  /**
+   * The hash of the recorded arguments, or `null` when a member of them was masked: beside the other arguments,
+   * it would let a masked value with few possibilities (a 3-digit `cvc`) be found by hashing each. The key is a
+   * hash of the same arguments and cannot be withheld, being the call's name; see the README on low-entropy secrets.
+   */
+  argsHash: string | null;
+  /** Whether anything in the arguments was masked. */
+  argsMasked: boolean;
   /** The recorded arguments with the redacted fields masked. */
   args: unknown;
   /** Their RFC 8785 canonical form (of the masked arguments), as the key derivation saw them. */
@@ -59,18 +80,17 @@ export interface CallDetail extends CallSummary {
   observations: readonly Observation[];
 }
 
-export function detail(
-  row: Row,
-  redact: (value: unknown) => unknown,
-  observations: readonly Observation[],
-): CallDetail {
+export function detail(row: Row, redact: Redactor, observations: readonly Observation[]): CallDetail {
   const args = redact(row.entry.args);
+  const argsCanonical = canonicalize(args);
+  const argsMasked = argsCanonical !== canonicalize(row.entry.args);
   const out: CallDetail = {
-    ...summary(row),
-    argsHash: row.entry.argsHash,
+    ...summary(row, redact.text),
+    argsHash: argsMasked ? null : row.entry.argsHash,
+    argsMasked,
     args,
-    argsCanonical: canonicalize(args),
-    events: row.entry.events,
+    argsCanonical,
+    events: trail(row.entry.events, redact.text),
     observations,
   };
   if ("result" in row.entry) out.result = redact(row.entry.result);
@@ -102,7 +122,13 @@ export interface CallFilter {
 }
 
 /** Newest first: the call a person is looking for is usually the one that just parked or failed. */
-export function listCalls(snapshot: Snapshot, filter: CallFilter, offset: number, limit: number) {
+export function listCalls(
+  snapshot: Snapshot,
+  filter: CallFilter,
+  offset: number,
+  limit: number,
+  text: Text = asIs,
+) {
   const matching = snapshot.rows
     .filter(
       ({ entry }) =>
@@ -117,7 +143,7 @@ export function listCalls(snapshot: Snapshot, filter: CallFilter, offset: number
     offset,
     limit,
     truncated: snapshot.truncated,
-    calls: matching.slice(offset, offset + limit).map(summary),
+    calls: matching.slice(offset, offset + limit).map((row) => summary(row, text)),
   };
 }
 
@@ -168,11 +194,16 @@ export function timeline(
   taskId: string,
   observations: (key: string) => readonly Observation[],
   now: number,
+  text: Text = asIs,
 ) {
   const calls = snapshot.rows
     .filter(({ entry }) => entry.taskId === taskId)
     .sort((a, b) => a.entry.createdAt - b.entry.createdAt || (a.entry.key < b.entry.key ? -1 : 1))
-    .map((row) => ({ ...summary(row), events: row.entry.events, observations: observations(row.entry.key) }));
+    .map((row) => ({
+      ...summary(row, text),
+      events: trail(row.entry.events, text),
+      observations: observations(row.entry.key),
+    }));
   const from = Math.min(...calls.map((c) => c.createdAt));
   const to = Math.max(...calls.map((c) => Math.max(c.updatedAt, ...c.events.map((e) => e.at))));
   return { version: snapshot.version, taskId, now, from, to, calls };

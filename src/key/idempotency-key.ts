@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { createHmac, hash } from "node:crypto";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, resolveMaxDepth } from "./canonicalize.js";
 import { quotePlain } from "./quote.js";
@@ -13,6 +13,14 @@ export interface IdempotencyKeyOptions {
   step?: string | number;
   /** As in `canonicalize`. @default 1000 */
   maxDepth?: number;
+  /**
+   * A secret shared by every process that derives keys for the same owners (the fleet): the key becomes
+   * lowercase hex HMAC-SHA256(secret, canonical form) instead of SHA-256(canonical form). A plain key lets anyone
+   * who sees it (in a header, a log, a key column) test guesses of a low-entropy argument, such as a 3-digit `cvc`,
+   * one hash each; with a secret they cannot. Every process must use the same secret, or their keys differ and the
+   * owner sees different requests. At least 16 bytes.
+   */
+  secret?: string | Uint8Array;
 }
 
 /**
@@ -31,7 +39,29 @@ export function idempotencyKey(
   args: unknown,
   options?: IdempotencyKeyOptions,
 ): string {
-  return sha256Hex(canonicalCall(taskId, tool, args, options));
+  return keyHash(canonicalCall(taskId, tool, args, options), checkSecret(options?.secret));
+}
+
+/** SHA-256 of `text`, or HMAC-SHA256 under `secret`, in lowercase hex: the hash of keys and of recorded args. */
+export function keyHash(text: string, secret: string | Uint8Array | undefined): string {
+  return secret === undefined ? sha256Hex(text) : createHmac("sha256", secret).update(text).digest("hex");
+}
+
+/** A key secret is a string or bytes of at least 16 bytes; `name` is the option's name for the error. */
+export function checkSecret(secret: unknown, name = "options.secret"): string | Uint8Array | undefined {
+  if (secret === undefined) return undefined;
+  const bytes =
+    typeof secret === "string"
+      ? Buffer.byteLength(secret)
+      : secret instanceof Uint8Array
+        ? secret.byteLength
+        : -1;
+  if (bytes < 16) {
+    throw new TypeError(
+      `${name} must be a string or Uint8Array of at least 16 bytes (a shared random secret)`,
+    );
+  }
+  return secret as string | Uint8Array;
 }
 
 /** The exact string that `idempotencyKey` hashes. */

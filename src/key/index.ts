@@ -1,2 +1,8 @@
 export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from "./canonicalize.js";
-export { canonicalCall, type IdempotencyKeyOptions, idempotencyKey, sha256Hex } from "./idempotency-key.js";
+export {
+  canonicalCall,
+  type IdempotencyKeyOptions,
+  idempotencyKey,
+  keyHash,
+  sha256Hex,
+} from "./idempotency-key.js";

@@ -6,7 +6,7 @@ import { type RequestBody, requestFingerprint } from "./fingerprint.js";
 import { parseKeyHeader } from "./key-header.js";
 import { type Lock, startLock } from "./lock.js";
 import { type IdempotencyOptions, type ResolvedOptions, resolveOptions } from "./options.js";
-import { type OwnerResponse, ProblemType, problem } from "./problem.js";
+import { type OwnerResponse, ProblemType, SHOULD_RETRY } from "./problem.js";
 import { decodeSaved } from "./saved-response.js";
 
 /** One request as an adapter describes it to the engine. */
@@ -17,8 +17,13 @@ export interface EngineRequest<Req> {
   /** The `Idempotency-Key` field values, one per field line (or joined by a comma, as Fetch `Headers` join them). */
   readonly keyFields: readonly string[] | undefined;
   readonly contentType: string | undefined;
-  /** Read only for a covered request with a key. */
-  readonly body: () => RequestBody | Promise<RequestBody>;
+  /** The `Content-Length` field, when the client sent one: a body declared longer than the limit is not read. */
+  readonly contentLength?: string | undefined;
+  /**
+   * Read only for a covered request with a key. An adapter reads at most `limit` bytes and answers
+   * `{ tooLarge: true }` past it, so that a huge body costs no memory.
+   */
+  readonly body: (limit: number) => RequestBody | Promise<RequestBody>;
   /** The framework's request, passed to `scope`. */
   readonly request: Req;
 }
@@ -36,9 +41,21 @@ export interface PurgeOptions {
   batchSize?: number;
 }
 
+/** What `screen` needs: the parts of a request known before its body is read. */
+export type RequestHead = Pick<EngineRequest<unknown>, "method" | "keyFields" | "contentLength">;
+
 export interface IdempotencyEngine<Req> {
   /** Decides what to do with a request; throws only what `scope` or reading the body threw. */
   begin(request: EngineRequest<Req>): Promise<Decision>;
+  /**
+   * The checks `begin` makes before it reads the body (method, key, declared length), for an adapter that can
+   * answer before its framework parses the body: a decision, or `undefined` when the request goes on to `begin`.
+   */
+  screen(request: RequestHead): Decision | undefined;
+  /** The `maxBodyBytes` option, for adapters that count the body as their framework reads it. */
+  readonly maxBodyBytes: number;
+  /** The 413 problem `begin` answers past `maxBodyBytes`, for an adapter whose framework refused the body first. */
+  tooLarge(): OwnerResponse;
   /**
    * Removes every expired record from the store, `batchSize` at a time, and returns how many. Run it from a timer
    * or a cron job; expired records are ignored anyway, this only reclaims their space. It purges the whole store,
@@ -58,42 +75,82 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
   const { store, methods, required, leaseMs, retentionMs } = resolved;
   const retryAfter: [string, string] = ["retry-after", String(resolved.retryAfterSeconds)];
 
-  return {
-    async begin(request) {
-      const method = request.method.toUpperCase();
-      if (!methods.has(method)) return PASS;
-      const header = parseKeyHeader(request.keyFields);
-      if (!header.ok) {
-        if (header.reason === "missing") {
-          if (!required) return PASS;
-          return respond(
-            problem(
-              ProblemType.keyMissing,
-              "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each " +
-                "operation, and the same value when you retry it.",
-            ),
-          );
-        }
+  const { problem, maxBodyBytes } = resolved;
+
+  function screen(request: RequestHead): Decision | { key: string } {
+    const method = request.method.toUpperCase();
+    if (!methods.has(method)) return PASS;
+    const header = parseKeyHeader(request.keyFields);
+    if (!header.ok) {
+      if (header.reason === "missing") {
+        if (!required) return PASS;
         return respond(
           problem(
-            ProblemType.keyInvalid,
-            `${header.detail} Send one key of 1 to 255 printable ASCII characters, bare or as a quoted string.`,
+            ProblemType.keyMissing,
+            "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each " +
+              "operation, and the same value when you retry it.",
           ),
         );
       }
-      const { key } = header;
+      return respond(
+        problem(
+          ProblemType.keyInvalid,
+          `${header.detail} Send one key of 1 to 255 printable ASCII characters, bare or as a quoted string.`,
+        ),
+      );
+    }
+    const length = request.contentLength === undefined ? Number.NaN : Number(request.contentLength);
+    if (length > maxBodyBytes) return tooLarge();
+    return { key: header.key };
+  }
+
+  function tooLarge(): Decision {
+    return respond(tooLargeProblem());
+  }
+
+  function tooLargeProblem(): OwnerResponse {
+    return problem(
+      ProblemType.bodyTooLarge,
+      `The request body is longer than the ${maxBodyBytes} bytes this server reads for a request with an ` +
+        "Idempotency-Key; it was not processed and the key was not used. Send a smaller body.",
+    );
+  }
+
+  return {
+    maxBodyBytes,
+    tooLarge: tooLargeProblem,
+
+    screen(request) {
+      const screened = screen(request);
+      return "key" in screened ? undefined : screened;
+    },
+
+    async begin(request) {
+      const method = request.method.toUpperCase();
+      const screened = screen(request);
+      if (!("key" in screened)) return screened;
+      const { key } = screened;
       const scope = await resolved.scope(request.request);
       if (typeof scope !== "string") {
         throw new TypeError(
           `options.scope must return a string, got ${scope === null ? "null" : typeof scope}`,
         );
       }
-      const fingerprint = requestFingerprint(
-        method,
-        request.target,
-        request.contentType,
-        await request.body(),
-      );
+      const body = await request.body(maxBodyBytes);
+      if ("tooLarge" in body) return tooLarge();
+      const fingerprinted = requestFingerprint(method, request.target, request.contentType, body);
+      if ("refused" in fingerprinted) {
+        const { refused, path } = fingerprinted.refused;
+        return respond(
+          problem(
+            ProblemType.bodyInvalid,
+            `The JSON body cannot be told apart from another request: ${refused}` +
+              `${path === "" ? "" : ` (at ${path})`}. It was not processed and the key was not used; send it ` +
+              "as JSON with one value per member name.",
+          ),
+        );
+      }
+      const { fingerprint } = fingerprinted;
       const recordKey = storeKey(scope, key);
       const data = JSON.stringify({ scope, key, method, target: request.target });
 
@@ -161,7 +218,15 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
       return {
         action: "respond",
         replayed: true,
-        response: { ...response, headers: [...response.headers, ["idempotent-replayed", "true"]] },
+        // A replay is final: the same answer comes back however often it is asked for.
+        response: {
+          ...response,
+          headers: [
+            ...response.headers.filter(([name]) => name !== SHOULD_RETRY),
+            ["idempotent-replayed", "true"],
+            [SHOULD_RETRY, "false"],
+          ],
+        },
       };
     },
 

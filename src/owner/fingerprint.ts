@@ -1,11 +1,20 @@
 import { createHash } from "node:crypto";
-import { canonicalize } from "../key/canonicalize.js";
+import { exactJsonText, exactJsonValue, type JsonRefusal, NOT_JSON } from "./exact-json.js";
 
 /**
- * A request body as an adapter has it: the raw bytes (Hono, Fastify, Express without a body parser) or the value
- * a body parser made of them (Express after `express.json()` and the like).
+ * A request body as an adapter has it: the raw bytes (Hono, Fastify, Express without a body parser or with
+ * `keepRawBody`), the value a body parser made of them (Express after `express.json()` and the like), or word that
+ * it is longer than `maxBodyBytes` (the adapter stopped reading it).
  */
-export type RequestBody = { readonly bytes: Uint8Array } | { readonly parsed: unknown };
+export type RequestBody =
+  | { readonly bytes: Uint8Array }
+  | { readonly parsed: unknown }
+  | { readonly tooLarge: true };
+
+export type Fingerprint =
+  | { readonly fingerprint: string }
+  /** A JSON body with no one value (duplicate member names, a lone surrogate, nested too deep). */
+  | { readonly refused: JsonRefusal };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const encoder = new TextEncoder();
@@ -13,64 +22,65 @@ const decoder = new TextDecoder("utf-8", { fatal: true });
 
 /**
  * What a key is claimed for: lowercase hex SHA-256 over the method, the request target (path and query) and the
- * body, each framed as `<byte length>:<bytes>,` after the tag `idemkey-http-v1`, so no two requests share a framing.
- * A JSON body (a JSON content type that parses) is hashed in RFC 8785 canonical form, so that member order and
- * whitespace do not make a retry a different request; any other body is hashed as its raw bytes.
+ * body, each framed as `<byte length>:<bytes>,` after the tag `idemkey-http-v2`, so no two requests share a framing.
+ * A JSON body (a JSON content type that parses) is hashed in its exact form (`exact-json.ts`): member order and
+ * whitespace do not make a retry a different request, and two different values never share a fingerprint; a body
+ * with a JSON content type that is not JSON is refused. Any other body is hashed as its raw bytes.
  */
 export function requestFingerprint(
   method: string,
   target: string,
   contentType: string | undefined,
-  body: RequestBody,
-): string {
+  body: Exclude<RequestBody, { tooLarge: true }>,
+): Fingerprint {
+  const form = bodyForm(contentType, body);
+  if ("refused" in form) return form;
   const hash = createHash("sha256");
   const field = (bytes: Uint8Array) => {
     hash.update(`${bytes.byteLength}:`);
     hash.update(bytes);
     hash.update(",");
   };
-  field(encoder.encode("idemkey-http-v1"));
+  field(encoder.encode("idemkey-http-v2"));
   field(encoder.encode(method.toUpperCase()));
   field(encoder.encode(target));
-  const [kind, bytes] = bodyForm(contentType, body);
-  field(encoder.encode(kind));
-  field(bytes);
-  return hash.digest("hex");
+  field(encoder.encode(form.kind));
+  field(form.bytes);
+  return { fingerprint: hash.digest("hex") };
 }
 
-function bodyForm(contentType: string | undefined, body: RequestBody): ["json" | "raw", Uint8Array] {
+type Form = { kind: "json" | "raw"; bytes: Uint8Array } | { refused: JsonRefusal };
+
+function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { tooLarge: true }>): Form {
   if ("parsed" in body) {
     const { parsed } = body;
     if (parsed instanceof Uint8Array) return bodyForm(contentType, { bytes: parsed });
     if (typeof parsed === "string") return bodyForm(contentType, { bytes: encoder.encode(parsed) });
-    const canonical = tryCanonical(parsed);
-    // A parsed body that is not JSON (a class instance from a custom parser) has no stable form to hash.
-    if (canonical === undefined)
+    const exact = exactJsonValue(parsed);
+    // A parsed body that is not JSON (a class instance from a custom parser) has no stable form to hash: that is
+    // the server's setup, not the client's input.
+    if (exact === undefined)
       throw new TypeError("the parsed request body cannot be put in canonical JSON form");
-    return ["json", encoder.encode(canonical)];
+    if (typeof exact !== "string") return { refused: exact };
+    return { kind: "json", bytes: encoder.encode(exact) };
   }
   if (contentType !== undefined && JSON_TYPE.test(contentType) && body.bytes.byteLength > 0) {
-    const canonical = tryCanonical(parseJson(body.bytes));
-    if (canonical !== undefined) return ["json", encoder.encode(canonical)];
+    let text: string | undefined;
+    try {
+      text = decoder.decode(body.bytes);
+    } catch {
+      // Not UTF-8, so not JSON: the raw bytes below.
+    }
+    const exact = text === undefined ? NOT_JSON : exactJsonText(text);
+    if (typeof exact === "string") return { kind: "json", bytes: encoder.encode(exact) };
+    // Refused rather than hashed as bytes: Express's and Fastify's parsers answer 400 to it before the middleware
+    // runs, so on Hono, where the handler would parse it, it gets the same 400 instead of the handler's error.
+    if (exact === NOT_JSON) {
+      return {
+        refused: { refused: "the Content-Type says JSON, but the body is not JSON text in UTF-8", path: "" },
+      };
+    }
+    return { refused: exact };
   }
-  return ["raw", body.bytes];
-}
-
-const NOT_JSON = Symbol("not json");
-
-function parseJson(bytes: Uint8Array): unknown {
-  try {
-    return JSON.parse(decoder.decode(bytes));
-  } catch {
-    return NOT_JSON;
-  }
-}
-
-function tryCanonical(value: unknown): string | undefined {
-  if (value === NOT_JSON) return undefined;
-  try {
-    return canonicalize(value);
-  } catch {
-    return undefined;
-  }
+  return { kind: "raw", bytes: body.bytes };
 }

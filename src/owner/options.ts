@@ -1,4 +1,5 @@
 import type { Store } from "../store/types.js";
+import { type Problem, problems } from "./problem.js";
 
 /** What the handler produced, as the `save` hook sees it. */
 export interface SaveOutcome {
@@ -33,16 +34,17 @@ export interface IdempotencyOptions<Req> {
   store: Store;
   /**
    * Names the caller, so that keys are per caller: the record's identity is (scope, key), and one caller can never
-   * see, replay or block another's response. Return the authenticated account, tenant or API client id, never
-   * something the client can choose freely. It may be async; a throw goes to the framework's error handling.
+   * see, replay or block another's response (the IETF draft's security section: combine the key with the client's
+   * identity). Return the authenticated account, tenant or API client id, never something the client can choose
+   * freely. It may be async; a throw goes to the framework's error handling.
    *
-   * The default is one global scope, which is only right for a single tenant (one client, or a service whose
-   * callers all trust one another): with it, any caller that sends another's key gets that caller's saved
-   * response, or a 409/422 that blocks them. Set it whenever the service has more than one caller.
-   * @default () => "" (global)
+   * There is no default: a service with more than one caller that forgot it would hand one caller's saved response
+   * (an address, a card's last digits) to any other that sends the same key. A service with one caller, or whose
+   * callers all trust one another, says so with `"single-tenant"`: one global scope.
    * @example scope: (c) => c.get("accountId")
+   * @example scope: "single-tenant"
    */
-  scope?: (request: Req) => string | Promise<string>;
+  scope: ((request: Req) => string | Promise<string>) | typeof SINGLE_TENANT;
   /**
    * The request methods that take a key. Others pass through untouched.
    * @default ["POST", "PATCH"]
@@ -74,6 +76,27 @@ export interface IdempotencyOptions<Req> {
    * @default 1_048_576 (1 MiB)
    */
   maxResponseBytes?: number;
+  /**
+   * The longest request body read to fingerprint a keyed request, in bytes. A longer one (by `Content-Length`, or
+   * counted as it arrives) is answered 413 before the handler runs and before the key is claimed, so the client may
+   * retry it, shorter, with the same key. The adapter stops copying at the limit, so memory stays bounded whatever
+   * is sent. Fastify applies its own `bodyLimit` (also 1 MiB by default) to the bodies it parses.
+   * @default 1_048_576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * The start of the `type` URI of the middleware's problem responses, to point clients at the service's own error
+   * docs: `type` is this followed by the problem's name (`key-missing`, `key-reused`, ...; see `ProblemType`).
+   * @default "https://idemkey.dev/problems/"
+   * @example problemTypeBase: "https://api.example.com/docs/errors/"
+   */
+  problemTypeBase?: string;
+  /**
+   * The service's documentation of its Idempotency-Key rules; when set, every problem response links to it with
+   * `Link: <docsUrl>; rel="describedby"`, as the IETF draft suggests for a missing key.
+   * @example docsUrl: "https://api.example.com/docs/idempotency"
+   */
+  docsUrl?: string;
   /**
    * Response headers saved and replayed besides `content-type`, `content-language`, `content-disposition`,
    * `content-location` and `location`, which always are. Names are case-insensitive.
@@ -116,6 +139,9 @@ export interface IdempotencyOptions<Req> {
   onError?: (event: IdempotencyErrorEvent) => void;
 }
 
+/** The `scope` of a service with one caller, or whose callers all trust one another: one global scope. */
+export const SINGLE_TENANT = "single-tenant";
+
 export interface ResolvedOptions<Req> {
   readonly store: Store;
   readonly scope: (request: Req) => string | Promise<string>;
@@ -124,6 +150,8 @@ export interface ResolvedOptions<Req> {
   readonly leaseMs: number;
   readonly retentionMs: number;
   readonly maxResponseBytes: number;
+  readonly maxBodyBytes: number;
+  readonly problem: Problem;
   readonly keepHeaders: ReadonlySet<string>;
   readonly save: (outcome: SaveOutcome) => boolean;
   readonly retryAfterSeconds: number;
@@ -136,6 +164,7 @@ export const DEFAULT_METHODS = ["POST", "PATCH"] as const;
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const ALWAYS_KEPT_HEADERS = [
   "content-type",
   "content-language",
@@ -157,6 +186,7 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
   const { store, scope, methods, required, leaseMs, retentionMs, maxResponseBytes, keepHeaders, save } =
     options;
   const { retryAfterSeconds, onError, rerunAfterTakeover, saveRetryMs } = options;
+  const { maxBodyBytes, problemTypeBase, docsUrl } = options;
 
   if (
     typeof store !== "object" ||
@@ -167,8 +197,16 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
       "options.store must be an idemkey Store (memoryStore(), sqliteStore(), ...) with claim, update, delete and purge",
     );
   }
-  if (scope !== undefined && typeof scope !== "function") {
-    throw new TypeError(`options.scope must be a function (request) => string, got ${typeof scope}`);
+  if (scope === undefined) {
+    throw new TypeError(
+      "options.scope is required: a function naming the authenticated caller, (request) => accountId, so that " +
+        'callers cannot replay or block one another\'s keys; or "single-tenant" for one global scope',
+    );
+  }
+  if (typeof scope !== "function" && scope !== SINGLE_TENANT) {
+    throw new TypeError(
+      `options.scope must be a function (request) => string or "single-tenant", got ${describe(scope)}`,
+    );
   }
   if (required !== undefined && typeof required !== "boolean") {
     throw new TypeError(`options.required must be a boolean, got ${typeof required}`);
@@ -186,12 +224,14 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
 
   return {
     store,
-    scope: scope ?? (() => ""),
+    scope: scope === SINGLE_TENANT ? () => "" : scope,
     methods: new Set(nameList("methods", methods ?? DEFAULT_METHODS, true).map((m) => m.toUpperCase())),
     required: required ?? true,
     leaseMs: lease,
     retentionMs: positiveInteger("retentionMs", retentionMs, DEFAULT_RETENTION_MS),
     maxResponseBytes: positiveInteger("maxResponseBytes", maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES),
+    maxBodyBytes: positiveInteger("maxBodyBytes", maxBodyBytes, DEFAULT_MAX_BODY_BYTES),
+    problem: problems(absoluteUrl("problemTypeBase", problemTypeBase), absoluteUrl("docsUrl", docsUrl)),
     keepHeaders: new Set([
       ...ALWAYS_KEPT_HEADERS,
       ...nameList("keepHeaders", keepHeaders ?? [], false).map((h) => h.toLowerCase()),
@@ -202,6 +242,20 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
     saveRetryMs: positiveInteger("saveRetryMs", saveRetryMs, 2 * lease),
     onError: onError ?? logError,
   };
+}
+
+const describe = (value: unknown) =>
+  typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
+
+/** A URI for a problem's `type` or a `Link`: absolute, and with nothing that would break the header. */
+function absoluteUrl(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !URL.canParse(value) || /[\s<>"]/.test(value)) {
+    throw new TypeError(
+      `options.${name} must be an absolute URL such as "https://example.com/docs/", got ${describe(value)}`,
+    );
+  }
+  return value;
 }
 
 function positiveInteger(name: string, value: unknown, fallback: number): number {

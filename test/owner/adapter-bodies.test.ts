@@ -58,7 +58,7 @@ describe("idemkey/hono on @hono/node-server", () => {
         return c.body(null, 204);
       });
     };
-    app.use("/idem/*", honoIdempotency({ store: memoryStore() }));
+    app.use("/idem/*", honoIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     routes("/bare");
     routes("/idem");
     const port = await new Promise<number>((resolve) => {
@@ -148,7 +148,7 @@ describe("idemkey/fastify: the body is fingerprinted however it is read", () => 
     const bodies: unknown[] = [];
     app = Fastify();
     readers[reader]!(app);
-    await app.register(fastifyIdempotency({ store: memoryStore() }));
+    await app.register(fastifyIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     app.post("/import", async (request, reply) => {
       bodies.push(request.body);
       reply.code(201);

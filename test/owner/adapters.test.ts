@@ -36,7 +36,7 @@ describe("idemkey/express", () => {
   it("reads the body itself when no parser ran, fingerprints the raw bytes, and leaves them on req.body", async () => {
     const seen: unknown[] = [];
     const app = express();
-    app.use(expressIdempotency({ store: memoryStore() }));
+    app.use(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     app.post("/upload", (req, res) => {
       seen.push(req.body);
       res.status(201).send(`got ${(req.body as Buffer).length} bytes`);
@@ -53,7 +53,7 @@ describe("idemkey/express", () => {
     let runs = 0;
     const app = express();
     app.use(express.json());
-    app.use(expressIdempotency({ store: memoryStore(), keepHeaders: ["x-cost"] }));
+    app.use(expressIdempotency({ store: memoryStore(), scope: "single-tenant", keepHeaders: ["x-cost"] }));
     app.post("/report", (_req, res) => {
       runs++;
       res.writeHead(202, { location: "/reports/1", "content-type": "text/plain", "x-cost": "3" });
@@ -79,7 +79,7 @@ describe("idemkey/fastify", () => {
     let runs = 0;
     const app = Fastify();
     await app.register(async (scoped) => {
-      await scoped.register(fastifyIdempotency({ store: memoryStore() }));
+      await scoped.register(fastifyIdempotency({ store: memoryStore(), scope: "single-tenant" }));
       scoped.post("/stream", async (_request, reply) => {
         runs++;
         reply.header("content-type", "text/plain");
@@ -101,7 +101,7 @@ describe("idemkey/fastify", () => {
 
   it("still enforces the route's body limit", async () => {
     const app = Fastify({ bodyLimit: 100 });
-    await app.register(fastifyIdempotency({ store: memoryStore() }));
+    await app.register(fastifyIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     app.post("/x", async () => ({ ok: true }));
     const response = await app.inject({
       method: "POST",
@@ -122,7 +122,7 @@ describe("idemkey/hono", () => {
       await c.req.json(); // as a validator does
       await next();
     });
-    app.use("*", honoIdempotency({ store: memoryStore() }));
+    app.use("*", honoIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     app.post("/x", async (c) => {
       runs++;
       return c.json(await c.req.json(), 201);
@@ -142,7 +142,7 @@ describe("idemkey/hono", () => {
   it("replays a 204 without a body", async () => {
     let runs = 0;
     const app = new Hono();
-    app.use("*", honoIdempotency({ store: memoryStore() }));
+    app.use("*", honoIdempotency({ store: memoryStore(), scope: "single-tenant" }));
     app.patch("/x", (c) => {
       runs++;
       return c.body(null, 204);

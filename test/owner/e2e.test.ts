@@ -49,7 +49,8 @@ describe("end to end: a keyed harness tool, idempotentFetch and the Express midd
 
     const result = await harness.call("task-1", chargeTool(url), args);
 
-    const key = idempotencyKey("task-1", "createCharge", args);
+    // idempotentFetch sends the draft's sf-string form; the log keeps the field as it came.
+    const key = `"${idempotencyKey("task-1", "createCharge", args)}"`;
     // The first answer never left (its socket was destroyed); the retry got the saved response.
     expect(log.attempts).toEqual([
       { key, path: "/charges" },

@@ -50,37 +50,87 @@ describe("parseKeyHeader", () => {
 
 describe("requestFingerprint", () => {
   const json = "application/json";
+  const fp = (...args: Parameters<typeof requestFingerprint>) => {
+    const result = requestFingerprint(...args);
+    if (!("fingerprint" in result)) throw new Error(`refused: ${result.refused.refused}`);
+    return result.fingerprint;
+  };
+  const refusal = (text: string) => {
+    const result = requestFingerprint("POST", "/c", json, bytes(text));
+    return "refused" in result ? result.refused : undefined;
+  };
 
-  it("hashes a JSON body in canonical form, so member order and whitespace do not matter", () => {
-    const a = requestFingerprint("POST", "/c", json, bytes('{"a":1,"b":[1,2]}'));
-    expect(
-      requestFingerprint("post", "/c", "application/json; charset=utf-8", bytes('{ "b": [1, 2], "a": 1.0 }')),
-    ).toBe(a);
-    expect(requestFingerprint("POST", "/c", "application/vnd.api+json", bytes('{"b":[1,2],"a":1}'))).toBe(a);
-    expect(requestFingerprint("POST", "/c", json, { parsed: { b: [1, 2], a: 1 } })).toBe(a);
-    expect(requestFingerprint("POST", "/c", json, bytes('{"a":1,"b":[2,1]}'))).not.toBe(a);
+  it("keeps every distinct JSON value distinct: large integers, long decimals, exponents", () => {
+    const pairs = [
+      ['{"account":9007199254740993}', '{"account":9007199254740992}'],
+      ["[0.1000000000000000055511151231257827]", "[0.1]"],
+      ["[1e400]", "[2e400]"],
+      ["[123456789012345678901234567890]", "[123456789012345678901234567891]"],
+    ];
+    for (const [x, y] of pairs)
+      expect(fp("POST", "/c", json, bytes(x!))).not.toBe(fp("POST", "/c", json, bytes(y!)));
+    // Equal values in other spellings stay equal.
+    for (const same of ["[1]", "[1.0]", "[10e-1]", "[0.1e1]", "[1E+0]"]) {
+      expect(fp("POST", "/c", json, bytes(same))).toBe(fp("POST", "/c", json, bytes("[1]")));
+    }
+    expect(fp("POST", "/c", json, bytes("[-0]"))).toBe(fp("POST", "/c", json, bytes("[0]")));
+    expect(fp("POST", "/c", json, bytes(String.raw`{"\u0061":1}`))).toBe(
+      fp("POST", "/c", json, bytes('{"a":1}')),
+    );
   });
 
-  it("hashes any other body, and JSON that does not parse, as raw bytes", () => {
-    const text = requestFingerprint("POST", "/c", "text/plain", bytes('{"a":1}'));
-    expect(text).not.toBe(requestFingerprint("POST", "/c", "text/plain", bytes('{ "a":1}')));
-    expect(requestFingerprint("POST", "/c", json, bytes("{not json"))).toBe(
-      requestFingerprint("POST", "/c", "text/plain", bytes("{not json")),
-    );
-    expect(requestFingerprint("POST", "/c", undefined, { parsed: Buffer.from("raw") })).toBe(
-      requestFingerprint("POST", "/c", undefined, bytes("raw")),
+  it("refuses what has no one value: duplicate member names, lone surrogates, nesting past the limit", () => {
+    expect(refusal('{"a":1,"a":2}')).toMatchObject({
+      refused: expect.stringMatching(/"a" appears twice/),
+      path: "",
+    });
+    expect(refusal(String.raw`{"x":{"a":1,"\u0061":1}}`)).toMatchObject({ path: "/x" });
+    expect(refusal(String.raw`{"a":"\ud800"}`)).toMatchObject({
+      refused: expect.stringMatching(/lone surrogate/),
+      path: "/a",
+    });
+    expect(refusal(`${"[".repeat(5000)}${"]".repeat(5000)}`)).toMatchObject({
+      refused: expect.stringMatching(/deeper/),
+    });
+    expect(
+      requestFingerprint("POST", "/c", json, { parsed: { a: String.fromCharCode(0xd800) } }),
+    ).toHaveProperty("refused");
+    let deep: unknown = [];
+    for (let i = 0; i < 5000; i++) deep = [deep];
+    expect(requestFingerprint("POST", "/c", json, { parsed: deep })).toHaveProperty("refused");
+  });
+
+  it("hashes a JSON body in canonical form, so member order and whitespace do not matter", () => {
+    const a = fp("POST", "/c", json, bytes('{"a":1,"b":[1,2]}'));
+    expect(fp("post", "/c", "application/json; charset=utf-8", bytes('{ "b": [1, 2], "a": 1.0 }'))).toBe(a);
+    expect(fp("POST", "/c", "application/vnd.api+json", bytes('{"b":[1,2],"a":1}'))).toBe(a);
+    expect(fp("POST", "/c", json, { parsed: { b: [1, 2], a: 1 } })).toBe(a);
+    expect(fp("POST", "/c", json, bytes('{"a":1,"b":[2,1]}'))).not.toBe(a);
+  });
+
+  it("hashes any other body as raw bytes, and refuses a JSON content type that is not JSON", () => {
+    const text = fp("POST", "/c", "text/plain", bytes('{"a":1}'));
+    expect(text).not.toBe(fp("POST", "/c", "text/plain", bytes('{ "a":1}')));
+    expect(requestFingerprint("POST", "/c", json, bytes("{not json"))).toMatchObject({
+      refused: { refused: expect.stringMatching(/not JSON/) },
+    });
+    expect(
+      requestFingerprint("POST", "/c", json, { bytes: new Uint8Array([0x22, 0xff, 0x22]) }),
+    ).toHaveProperty("refused");
+    expect(fp("POST", "/c", undefined, { parsed: Buffer.from("raw") })).toBe(
+      fp("POST", "/c", undefined, bytes("raw")),
     );
   });
 
   it("tells apart method, target and body however their bytes could be split", () => {
     const prints = new Set([
-      requestFingerprint("POST", "/c", "text/plain", bytes("x")),
-      requestFingerprint("PATCH", "/c", "text/plain", bytes("x")),
-      requestFingerprint("POST", "/cx", "text/plain", bytes("")),
-      requestFingerprint("POST", "/c?x", "text/plain", bytes("")),
-      requestFingerprint("POST", "/c", "text/plain", bytes("")),
-      requestFingerprint("POST", "/c", json, bytes('"x"')),
-      requestFingerprint("POST", "/c", "text/plain", bytes('"x"')),
+      fp("POST", "/c", "text/plain", bytes("x")),
+      fp("PATCH", "/c", "text/plain", bytes("x")),
+      fp("POST", "/cx", "text/plain", bytes("")),
+      fp("POST", "/c?x", "text/plain", bytes("")),
+      fp("POST", "/c", "text/plain", bytes("")),
+      fp("POST", "/c", json, bytes('"x"')),
+      fp("POST", "/c", "text/plain", bytes('"x"')),
     ]);
     expect(prints.size).toBe(7);
   });
@@ -115,16 +165,20 @@ describe("options", () => {
     [{}, /options\.store/],
     [{ store: {} }, /options\.store/],
     [{ store, scope: "account" }, /options\.scope/],
-    [{ store, methods: [] }, /options\.methods/],
-    [{ store, methods: ["PO ST"] }, /options\.methods\[0\]/],
-    [{ store, required: "yes" }, /options\.required/],
-    [{ store, leaseMs: 0 }, /options\.leaseMs/],
-    [{ store, retentionMs: 1.5 }, /options\.retentionMs/],
-    [{ store, maxResponseBytes: -1 }, /options\.maxResponseBytes/],
-    [{ store, keepHeaders: ["x-ok", "bad header"] }, /options\.keepHeaders\[1\]/],
-    [{ store, save: true }, /options\.save/],
-    [{ store, retryAfterSeconds: 0 }, /options\.retryAfterSeconds/],
-    [{ store, onError: "log" }, /options\.onError/],
+    [{ store }, /options\.scope is required/],
+    [{ store, scope: "single-tenant", methods: [] }, /options\.methods/],
+    [{ store, scope: "single-tenant", methods: ["PO ST"] }, /options\.methods\[0\]/],
+    [{ store, scope: "single-tenant", required: "yes" }, /options\.required/],
+    [{ store, scope: "single-tenant", leaseMs: 0 }, /options\.leaseMs/],
+    [{ store, scope: "single-tenant", retentionMs: 1.5 }, /options\.retentionMs/],
+    [{ store, scope: "single-tenant", maxResponseBytes: -1 }, /options\.maxResponseBytes/],
+    [{ store, scope: "single-tenant", keepHeaders: ["x-ok", "bad header"] }, /options\.keepHeaders\[1\]/],
+    [{ store, scope: "single-tenant", save: true }, /options\.save/],
+    [{ store, scope: "single-tenant", retryAfterSeconds: 0 }, /options\.retryAfterSeconds/],
+    [{ store, scope: "single-tenant", onError: "log" }, /options\.onError/],
+    [{ store, scope: "single-tenant", maxBodyBytes: 0 }, /options\.maxBodyBytes/],
+    [{ store, scope: "single-tenant", problemTypeBase: "errors/" }, /options\.problemTypeBase/],
+    [{ store, scope: "single-tenant", docsUrl: "https://x.test/a b" }, /options\.docsUrl/],
   ])("refuses %j with a TypeError naming the option", (options, message) => {
     expect(() => idempotencyEngine(options as unknown as IdempotencyOptions<unknown>)).toThrow(TypeError);
     expect(() => idempotencyEngine(options as unknown as IdempotencyOptions<unknown>)).toThrow(message);
@@ -134,6 +188,7 @@ describe("options", () => {
     const methods = ["post", "put"];
     const options = Object.freeze({
       store,
+      scope: "single-tenant" as const,
       methods: Object.freeze(methods),
       keepHeaders: Object.freeze(["X-Cost"]),
     });
@@ -173,7 +228,7 @@ describe("the engine", () => {
 
   it("renews the lease of a running handler, and does not read the body of a request it does not cover", async () => {
     const store = memoryStore();
-    const engine = idempotencyEngine({ store, leaseMs: 30 });
+    const engine = idempotencyEngine({ store, scope: "single-tenant", leaseMs: 30 });
     let read = false;
     const body = () => {
       read = true;
@@ -211,7 +266,7 @@ describe("the engine", () => {
         return n;
       },
     };
-    const engine = idempotencyEngine({ store });
+    const engine = idempotencyEngine({ store, scope: "single-tenant" });
     expect(await engine.purge({ batchSize: 3 })).toBe(7);
     expect(limits).toEqual([3, 3, 3]);
     await expect(engine.purge({ batchSize: 0 })).rejects.toThrow(/options\.batchSize/);

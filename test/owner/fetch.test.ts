@@ -62,7 +62,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 describe("idempotentFetch", () => {
-  it("sends the context's key bare, once, over a key set by hand, and resolves a 2xx with the Response", async () => {
+  it("sends the context's key as the draft's sf-string, once, over a key set by hand, and resolves a 2xx", async () => {
     const { url, seen } = await owner(answer(201, { "content-type": "application/json" }, '{"id":"ch_1"}'));
     const response = await idempotentFetch(
       url,
@@ -71,15 +71,28 @@ describe("idempotentFetch", () => {
     );
     expect(response.status).toBe(201);
     expect(await response.json()).toEqual({ id: "ch_1" });
-    expect(seen[0]!.headers["idempotency-key"]).toBe("3f2a9c");
+    expect(seen[0]!.headers["idempotency-key"]).toBe('"3f2a9c"');
     expect(seen[0]!.rawHeaders.filter((h) => h.toLowerCase() === "idempotency-key")).toHaveLength(1);
   });
 
-  it("sends the RFC 8941 sf-string form when quoted", async () => {
+  it("escapes the sf-string, and sends the key bare when quoted is false", async () => {
     const { url, seen } = await owner();
-    await createIdempotentFetch({ quoted: true })(url, { method: "POST" }, ctx);
-    await createIdempotentFetch({ quoted: true })(url, { method: "POST" }, { idempotencyKey: 'a"b\\c' });
-    expect(seen.map((s) => s.headers["idempotency-key"])).toEqual(['"3f2a9c"', '"a\\"b\\\\c"']);
+    await idempotentFetch(url, { method: "POST" }, { idempotencyKey: 'a"b\\c' });
+    await createIdempotentFetch({ quoted: false })(url, { method: "POST" }, ctx);
+    expect(seen.map((s) => s.headers["idempotency-key"])).toEqual(['"a\\"b\\\\c"', "3f2a9c"]);
+  });
+
+  it("does not retry a 5xx or 409 that says x-should-retry: false", async () => {
+    const replies = [
+      answer(500, { "x-should-retry": "false" }, "final"),
+      answer(409, { "x-should-retry": "false" }, "final"),
+      answer(503, {}, "outage"),
+    ];
+    let n = 0;
+    const { url } = await owner((req, res) => replies[n++]!(req, res));
+    for (const retryable of [false, false, true]) {
+      expect(await rejection(idempotentFetch(url, { method: "POST" }, ctx))).toMatchObject({ retryable });
+    }
   });
 
   it("sends a plain object or array body as canonical JSON, and other bodies untouched", async () => {

@@ -41,6 +41,7 @@ export interface LoopbackOwner {
 export async function loopbackOwner(
   store: Store,
   fault: (attempt: number, key: string | undefined) => Fault,
+  options: { maxResponseBytes?: number; padTo?: number } = {},
 ): Promise<LoopbackOwner> {
   const log: OwnerLog = { effects: [], attempts: [] };
   const seen = new Map<string, number>();
@@ -74,7 +75,14 @@ export async function loopbackOwner(
     next();
   });
   app.use(express.json(), express.urlencoded({ extended: true }));
-  app.use(idempotency({ store, onError: () => {} }));
+  app.use(
+    idempotency({
+      store,
+      scope: "single-tenant",
+      onError: () => {},
+      ...(options.maxResponseBytes === undefined ? {} : { maxResponseBytes: options.maxResponseBytes }),
+    }),
+  );
   app.post(["/charges", "/v1/charges"], async (req, res) => {
     const key = req.get("idempotency-key") ?? "";
     if (res.locals.fault === "throw") throw new Error("injected failure before the effect");
@@ -87,6 +95,15 @@ export async function loopbackOwner(
     res
       .status(200)
       .json({ id, object: "charge", amount: Number(req.body.amount), currency: req.body.currency });
+  });
+  // Orb's customers.create, the shape a Stainless-generated SDK posts and reads back.
+  app.post(["/customers", "/v1/customers"], (req, res) => {
+    const key = req.get("idempotency-key") ?? "";
+    log.effects.push({ key, body: req.body });
+    const id = `cus_${log.effects.length}`;
+    res
+      .status(201)
+      .json({ id, email: req.body.email, name: req.body.name, notes: "x".repeat(options.padTo ?? 0) });
   });
 
   const server: http.Server = await listen(app);

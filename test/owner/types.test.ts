@@ -58,6 +58,11 @@ describe("types of the owner-side API", () => {
       idempotentFetch("http://x", {}, { signal: new AbortController().signal });
       // @ts-expect-error scope must name the caller with a string
       honoIdempotency({ store, scope: () => 42 });
+      // @ts-expect-error scope has no default: name the caller, or say "single-tenant"
+      expressIdempotency({ store });
+      // @ts-expect-error the opt-out is spelled out, not any string
+      fastifyIdempotency({ store, scope: "global" });
+      honoIdempotency({ store, scope: "single-tenant" });
     };
     expectTypeOf(typeOnly).toBeFunction();
   });

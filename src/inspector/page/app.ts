@@ -135,6 +135,7 @@ export const PAGE_JS = String.raw`"use strict";
       if (!v) throw new Error("The token is empty");
       S.token = v;
       sessionStorage.setItem("idemkey-token", v);
+      if (!S.live) stream();
       closeDialog();
       if (then) then();
     } }]);
@@ -283,7 +284,9 @@ export const PAGE_JS = String.raw`"use strict";
     row("Created", iso(d.createdAt));
     row("Last change", iso(d.updatedAt) + (d.durationMs !== null ? "  (took " + span(d.durationMs) + ")" : ""));
     row("Expires", iso(d.expiresAt));
-    row("Args hash", el("code", { text: d.argsHash }));
+    row("Args hash", d.argsHash === null
+      ? el("span", { class: "muted", text: "withheld: masked fields could be guessed from it (the key is such a hash too)" })
+      : el("code", { text: d.argsHash }));
     var box = $("detail");
     box.replaceChildren(dl, el("h4", { text: "Arguments (canonical JSON, as recorded)" }), pre(JSON.parse(d.argsCanonical)));
     if ("result" in d) box.append(el("h4", { text: "Result" }), pre(d.result));
@@ -487,6 +490,8 @@ export const PAGE_JS = String.raw`"use strict";
   }
   function stream() {
     fetch("/api/stream", { headers: headers({ accept: "text/event-stream" }), cache: "no-store", credentials: "omit" }).then(function (res) {
+      // The stream needs the token even on loopback; without one, say so instead of retrying in vain.
+      if (res.status === 403) { setLive(false, "live view needs the token"); return; }
       if (!res.ok || !res.body) throw new Error("HTTP " + res.status);
       setLive(true, "live");
       var reader = res.body.getReader(), decoder = new TextDecoder(), buffer = "";
