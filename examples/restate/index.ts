@@ -103,6 +103,7 @@ try {
     `requests to the payments API: ${api.requests()} (the first reply was lost; Restate retried the block)`,
   );
   console.log(`charges made: ${api.charges.length}, under key ${api.charges[0]?.key.slice(0, 16)}...`);
+  if (api.charges.length !== 1) process.exitCode = 1;
 } finally {
   server.kill("SIGKILL");
   endpoint.close();
