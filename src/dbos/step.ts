@@ -1,5 +1,11 @@
 import { DBOS, type StepConfig } from "@dbos-inc/dbos-sdk";
-import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
+import {
+  callInStep,
+  checkHarness,
+  checkTool,
+  noRetryCanFix,
+  type StepIdentity,
+} from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
 
 /**
@@ -49,9 +55,7 @@ export function retryUnlessOutcomeUnknown(
     throw new TypeError("shouldRetry must be a function");
   }
   return (error) => {
-    const { name, retryable } = (error ?? {}) as { name?: unknown; retryable?: unknown };
-    if ((name === "OutcomeUnknownError" || name === "ApprovalDeniedError") && retryable === false)
-      return false;
+    if (noRetryCanFix(error)) return false;
     return shouldRetry === undefined ? true : shouldRetry(error);
   };
 }

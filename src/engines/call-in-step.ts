@@ -40,7 +40,7 @@ export async function callInStep<A, R>(
       signal ? { step: identity.step, signal } : { step: identity.step },
     );
   } catch (error) {
-    if (isFinal(error)) throw step.final(error);
+    if (noRetryCanFix(error)) throw step.final(error);
     throw error;
   }
 }
@@ -56,8 +56,11 @@ export function checkTool(tool: unknown): void {
   if (!isTool(tool)) throw new TypeError("tool must be a tool made by defineTool()");
 }
 
-/** By name as well as by class, so that an error from another copy of idemkey (another realm) is recognised. */
-function isFinal(error: unknown): error is OutcomeUnknownError | ApprovalDeniedError {
+/**
+ * Whether `error` is one no retry of the step can fix: `OutcomeUnknownError` or `ApprovalDeniedError`. By name as
+ * well as by class, so that one from another copy of idemkey (another realm, an engine's bundle) is recognised.
+ */
+export function noRetryCanFix(error: unknown): error is OutcomeUnknownError | ApprovalDeniedError {
   if (error instanceof OutcomeUnknownError || error instanceof ApprovalDeniedError) return true;
   const name = (error as { name?: unknown } | null)?.name;
   return (
