@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callTool, retryUnlessOutcomeUnknown, runStep } from "../../src/dbos/index.js";
+import { callTool, retryUnlessOutcomeUnknown, runStep, stepIdentity } from "../../src/dbos/index.js";
 import { createHarness, defineTool, idempotencyKey, OutcomeUnknownError } from "../../src/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { postgresService } from "../support/services.js";
@@ -86,6 +86,14 @@ const withOwnStep = DBOS.registerWorkflow(
   { name: "withOwnStep" },
 );
 
+const identities = DBOS.registerWorkflow(
+  async () => [
+    await DBOS.runStep(async () => stepIdentity()),
+    await DBOS.runStep(async () => stepIdentity()),
+  ],
+  { name: "identities" },
+);
+
 (service.skip ? describe.skip : describe)("idemkey/dbos on PostgreSQL", () => {
   beforeAll(async () => {
     owner = await startOwner({
@@ -155,6 +163,14 @@ const withOwnStep = DBOS.registerWorkflow(
     const keys = [0, 1].map((step) => idempotencyKey(id, "charge", { amount: 704 }, { step }));
     expect(effects.map((e) => e.key)).toEqual(keys);
     expect(outcome).toHaveProperty("value");
+  });
+
+  it("stepIdentity() in a step: the workflow id and the step's position, for a key without the ledger", async () => {
+    const handle = await DBOS.startWorkflow(identities, { workflowID: "wf-identities" })();
+    expect(await handle.getResult()).toEqual([
+      { taskId: "wf-identities", step: 0 },
+      { taskId: "wf-identities", step: 1 },
+    ]);
   });
 
   it("callTool outside a DBOS step is a TypeError that says where it must run", async () => {

@@ -7,7 +7,7 @@ import { MockActivityEnvironment } from "@temporalio/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, defineTool, idempotencyKey, OutcomeUnknownError } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { callTool } from "../../src/temporal/index.js";
+import { activityIdentity, callTool } from "../../src/temporal/index.js";
 import { charge, type Owner, startOwner } from "./owner.js";
 
 /**
@@ -122,6 +122,15 @@ describe("idemkey/temporal in MockActivityEnvironment", () => {
     const { effects, errors } = await attemptTwice(bareUnguardedActivity, 904);
     expect(errors).toHaveLength(1);
     expect(effects).toHaveLength(2);
+  });
+
+  it("activityIdentity(): the workflow id and the activity id, not the run id or the attempt", async () => {
+    const env = new MockActivityEnvironment({
+      workflowExecution: { workflowId: "order-x", runId: "run-z" },
+      activityId: "7",
+      attempt: 3,
+    });
+    expect(await env.run(async () => activityIdentity())).toEqual({ taskId: "order-x", step: "7" });
   });
 
   it("callTool outside an activity is a TypeError", async () => {
