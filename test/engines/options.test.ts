@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { callTool as dbosCallTool, retryUnlessOutcomeUnknown, runStep } from "../../src/dbos/index.js";
 import { createHarness, defineTool, Effect } from "../../src/index.js";
 import { run as inngestRun } from "../../src/inngest/index.js";
@@ -56,5 +56,30 @@ describe("the engine adapters refuse bad input with a TypeError naming it", () =
     await expect(workflowCallTool(harness, tool, {})).rejects.toThrow(/inside a "use step" function/);
     await expect(temporalCallTool(harness, tool, {})).rejects.toThrow(/inside a Temporal activity/);
     await expect(dbosCallTool(harness, tool, {})).rejects.toThrow(/inside a DBOS step/);
+  });
+});
+
+describe("the adapters' types", () => {
+  it("each returns the tool's result type, and takes the tool's argument type", () => {
+    const receipt = defineTool({
+      name: "charge",
+      effect: Effect.keyed,
+      run: (args: { amount: number }) => ({ id: "ch_1", amount: args.amount }),
+    });
+    type Receipt = { id: string; amount: number };
+    // Type-level only: none of these runs.
+    const calls = () => {
+      expectTypeOf(runStep(harness, receipt, { amount: 1 })).toEqualTypeOf<Promise<Receipt>>();
+      expectTypeOf(dbosCallTool(harness, receipt, { amount: 1 })).toEqualTypeOf<Promise<Receipt>>();
+      expectTypeOf(temporalCallTool(harness, receipt, { amount: 1 })).toEqualTypeOf<Promise<Receipt>>();
+      expectTypeOf(workflowCallTool(harness, receipt, { amount: 1 })).toEqualTypeOf<Promise<Receipt>>();
+      expectTypeOf(inngestRun(stepCtx, harness, receipt, { amount: 1 })).toEqualTypeOf<Promise<Receipt>>();
+      expectTypeOf(
+        restateRun({} as never, harness, receipt, { amount: 1 }),
+      ).resolves.toEqualTypeOf<Receipt>();
+      // @ts-expect-error the tool takes { amount: number }
+      void runStep(harness, receipt, { amount: "1" });
+    };
+    expect(typeof calls).toBe("function");
   });
 });
