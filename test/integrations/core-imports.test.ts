@@ -58,6 +58,23 @@ describe("what the core and the adapters load", () => {
     expect(urls.some((u) => u.startsWith(`${src}/harness/`))).toBe(true);
   });
 
+  it("import('idemkey') loads none of the durable engines' SDKs; each engine's subpath loads its own", () => {
+    expect(resolvedBy("src/index.ts").filter((u) => u.includes("/node_modules/"))).toEqual([]);
+    const sdks = {
+      "src/dbos/index.ts": "/node_modules/@dbos-inc/dbos-sdk/",
+      "src/restate/index.ts": "/node_modules/@restatedev/restate-sdk/",
+      "src/temporal/index.ts": "/node_modules/@temporalio/activity/",
+      "src/inngest/index.ts": "/node_modules/inngest/",
+      "src/workflow/index.ts": "/node_modules/workflow/",
+    };
+    for (const [entry, sdk] of Object.entries(sdks)) {
+      expect(
+        resolvedBy(entry).some((u) => u.includes(sdk)),
+        entry,
+      ).toBe(true);
+    }
+  }, 120_000);
+
   it("(control) the recorder sees a framework when an adapter does load one", () => {
     const urls = resolvedBy("src/openai-agents/index.ts");
     expect(urls.some((u) => u.includes("/node_modules/@openai/agents/"))).toBe(true);

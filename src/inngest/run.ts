@@ -1,0 +1,90 @@
+import { NonRetriableError } from "inngest";
+import { callInStep, checkHarness, checkTool } from "../engines/call-in-step.js";
+import type { Harness, Tool } from "../harness/types.js";
+
+/** The part of an Inngest function's context that `run` uses: the triggering event and the step tools. */
+export interface InngestContext {
+  readonly event: { readonly id?: string | undefined };
+  readonly step: { run(id: string, fn: () => Promise<unknown>): Promise<unknown> };
+}
+
+export interface InngestRunOptions<C extends InngestContext> {
+  /**
+   * The step's id, as `step.run(id, ...)` takes it, and part of the key. A second step with the same id in one
+   * function is keyed `id#2`, a third `id#3`: Inngest replays a function's steps in the same order.
+   * @default the tool's name
+   */
+  id?: string;
+  /**
+   * The task of the key, from what stays the same across every execution of the run: by default the triggering
+   * event's id, which Inngest keeps for the run's step retries and for a replay or rerun of the function (which
+   * draw a new run id). A function that shares its trigger event with another calling the same tools prefixes
+   * its own id.
+   * @default (ctx) => ctx.event.id
+   * @example taskId: (ctx) => `refund-order:${ctx.event.id}`
+   */
+  taskId?: (ctx: C) => string;
+}
+
+/**
+ * How many steps of each id each execution has opened, by its step tools (the one object of an execution that a
+ * caller passing `{ step, event }` does not rebuild); Inngest runs the function anew for each execution.
+ */
+const seen = new WeakMap<object, Map<string, number>>();
+
+/**
+ * `step.run` around `harness.call`: a step whose tool gets the key of the event id and the step id, never the run
+ * id or the attempt, so every execution Inngest makes of the step, in any worker, forwards the same
+ * `ctx.idempotencyKey`. An `unguarded` tool that may have taken effect fails the step with a `NonRetriableError`
+ * (Inngest does not retry it) whose `cause` is the `OutcomeUnknownError`.
+ *
+ * @example
+ * inngest.createFunction({ id: "charge-order", triggers: [{ event: "order/placed" }] }, async (ctx) =>
+ *   run(ctx, harness, chargeCard, { order: ctx.event.data.orderId, cents: ctx.event.data.cents }),
+ * );
+ */
+export async function run<A, R, C extends InngestContext>(
+  ctx: C,
+  harness: Harness,
+  tool: Tool<A, R>,
+  args: A,
+  options: InngestRunOptions<C> = {},
+): Promise<R> {
+  if (typeof ctx !== "object" || ctx === null || typeof ctx.step?.run !== "function") {
+    throw new TypeError("ctx must be the context an Inngest function receives");
+  }
+  checkHarness(harness);
+  checkTool(tool);
+  if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
+  const { id = tool.name, taskId } = options;
+  if (typeof id !== "string" || id.length === 0) throw new TypeError("options.id must be a non-empty string");
+  if (taskId !== undefined && typeof taskId !== "function") {
+    throw new TypeError("options.taskId must be a function of the context");
+  }
+  const task = taskId === undefined ? ctx.event?.id : taskId(ctx);
+  if (typeof task !== "string" || task.length === 0) {
+    throw new TypeError(
+      taskId === undefined
+        ? "idemkey/inngest: the triggering event has no id to key on; give options.taskId"
+        : `options.taskId must return a non-empty string, got ${typeof task}`,
+    );
+  }
+  const identity = { taskId: task, step: occurrence(ctx.step, id) };
+  return (await ctx.step.run(id, () =>
+    callInStep(harness, tool, args, {
+      identity,
+      final: (error) => new NonRetriableError(error.message, { cause: error }),
+    }),
+  )) as R;
+}
+
+function occurrence(ctx: object, id: string): string {
+  let counts = seen.get(ctx);
+  if (counts === undefined) {
+    counts = new Map();
+    seen.set(ctx, counts);
+  }
+  const n = (counts.get(id) ?? 0) + 1;
+  counts.set(id, n);
+  return n === 1 ? id : `${id}#${n}`;
+}

@@ -1,0 +1,44 @@
+import { FatalError, getStepMetadata, getWorkflowMetadata } from "workflow";
+import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
+import type { Harness, Tool } from "../harness/types.js";
+
+/**
+ * The identity of the `"use step"` function running now: the run's id (`getWorkflowMetadata().workflowRunId`,
+ * which the run keeps through every retry of its steps and every replay of the workflow function) and the step's
+ * id (`getStepMetadata().stepId`, the same on each retry of that step). Never `attempt`. Throws a `TypeError`
+ * outside a step.
+ */
+export function stepIdentity(): StepIdentity {
+  try {
+    const { workflowRunId } = getWorkflowMetadata();
+    const { stepId } = getStepMetadata();
+    if (typeof workflowRunId === "string" && typeof stepId === "string" && stepId.length > 0) {
+      return { taskId: workflowRunId, step: stepId };
+    }
+  } catch (error) {
+    throw new TypeError('idemkey/workflow: callTool must run inside a "use step" function', { cause: error });
+  }
+  throw new TypeError('idemkey/workflow: callTool must run inside a "use step" function');
+}
+
+/**
+ * Calls `tool` through the harness from inside a `"use step"` function, keyed by the run id and the step id: every
+ * attempt the Workflow runtime makes of the step forwards the same `ctx.idempotencyKey`. An `unguarded` tool that
+ * may have taken effect fails the step with a `FatalError` (no retry) whose `cause` is the `OutcomeUnknownError`.
+ *
+ * @example
+ * async function chargeCard(order: { id: string; cents: number }) {
+ *   "use step";
+ *   return callTool(harness, chargeTool, order);
+ * }
+ */
+export async function callTool<A, R>(harness: Harness, tool: Tool<A, R>, args: A): Promise<R> {
+  checkHarness(harness);
+  checkTool(tool);
+  const identity = stepIdentity();
+  return callInStep(harness, tool, args, {
+    identity,
+    // FatalError takes only a message; the cause is kept for the step's own process.
+    final: (error) => Object.assign(new FatalError(error.message), { cause: error }),
+  });
+}

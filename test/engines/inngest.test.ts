@@ -1,0 +1,149 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { InngestTestEngine } from "@inngest/test";
+import { Inngest } from "inngest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHarness, defineTool, idempotencyKey } from "../../src/index.js";
+import { run } from "../../src/inngest/index.js";
+import { charge, type Owner, startOwner } from "./owner.js";
+
+/**
+ * Inngest's server (the Dev Server) is a binary the CLI downloads, so these tests run the functions in the official
+ * @inngest/test engine. It does not retry a failed step on its own: the test executes the run again, as Inngest
+ * re-invokes a function whose step failed (with every earlier step memoized). Unlike Inngest, the test engine draws
+ * a new run id for each execution; the key does not use it.
+ */
+const dir = mkdtempSync(join(tmpdir(), "idemkey-inngest-"));
+let owner: Owner;
+const drop = new Set<number>();
+beforeAll(async () => {
+  owner = await startOwner({
+    effectsFile: join(dir, "effects.jsonl"),
+    afterEffect: (n) => (drop.has(n) ? "drop" : undefined),
+  });
+});
+afterAll(async () => {
+  await owner.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const harness = createHarness({ retry: { retries: 0 } });
+const chargeTool = defineTool({
+  name: "charge",
+  effect: "keyed",
+  run: (args: { amount: number }, ctx) => charge(owner.url, "/charges", args.amount, ctx.idempotencyKey),
+});
+const unguardedTool = defineTool({
+  name: "chargeUnguarded",
+  effect: "unguarded",
+  run: (args: { amount: number }) => charge(owner.url, "/unguarded", args.amount, undefined),
+});
+
+const inngest = new Inngest({ id: "idemkey-test" });
+const amountOf = (event: { data: unknown }) => (event.data as { amount: number }).amount;
+const trigger = { triggers: [{ event: "order/placed" }] };
+const withIdemkey = inngest.createFunction({ id: "with-idemkey", ...trigger }, async (ctx) =>
+  run(ctx, harness, chargeTool, { amount: amountOf(ctx.event) }, { id: "charge" }),
+);
+const twice = inngest.createFunction({ id: "twice", ...trigger }, async ({ event, step }) => {
+  const args = { amount: amountOf(event) };
+  return [
+    await run({ event, step }, harness, chargeTool, args),
+    await run({ event, step }, harness, chargeTool, args),
+  ];
+});
+/** What Inngest users write without idemkey: a key from the run id and the step, which the run keeps... */
+const handRolled = inngest.createFunction({ id: "hand-rolled", ...trigger }, async ({ event, step, runId }) =>
+  step.run("charge", () => charge(owner.url, "/charges", amountOf(event), `${runId}:charge`)),
+);
+/** ...or a fresh key inside the step, new on every attempt. */
+const minted = inngest.createFunction({ id: "minted", ...trigger }, async ({ event, step }) =>
+  step.run("charge", () => charge(owner.url, "/charges", amountOf(event), randomUUID())),
+);
+const unguarded = inngest.createFunction({ id: "unguarded", ...trigger }, async (ctx) =>
+  run(ctx, harness, unguardedTool, { amount: amountOf(ctx.event) }),
+);
+const unguardedBare = inngest.createFunction({ id: "unguarded-bare", ...trigger }, async ({ event, step }) =>
+  step.run("charge", () => charge(owner.url, "/unguarded", amountOf(event), undefined)),
+);
+
+/**
+ * Executes the run for one event with the owner losing the reply of its first effect, then, while the step
+ * failed with an error Inngest retries, executes it again (up to 3 executions).
+ */
+async function executeWithRetry(fn: InngestTestEngine.Options["function"], amount: number) {
+  const event = { id: `evt-${randomUUID()}`, name: "order/placed", data: { amount } };
+  const before = owner.effects().length;
+  drop.clear();
+  drop.add(before + 1);
+  const engine = new InngestTestEngine({ function: fn, events: [event] });
+  const errors: { name?: string; message?: string }[] = [];
+  let result: unknown;
+  for (let execution = 1; execution <= 3; execution++) {
+    const output = await engine.execute();
+    if (output.error === undefined) {
+      result = output.result;
+      break;
+    }
+    const error = output.error as { name?: string; message?: string };
+    errors.push(error);
+    if (error.name === "NonRetriableError") break; // Inngest would not retry
+  }
+  return { eventId: event.id, errors, result, effects: owner.effects().slice(before) };
+}
+
+describe("idemkey/inngest in @inngest/test", () => {
+  it("a step that took effect and lost its reply, executed again: one effect under one key", async () => {
+    const { eventId, errors, result, effects } = await executeWithRetry(withIdemkey, 1000);
+    const key = idempotencyKey(eventId, "charge", { amount: 1000 }, { step: "charge" });
+    expect(errors).toHaveLength(1);
+    expect(effects).toEqual([{ key, body: { amount: 1000 } }]);
+    expect(owner.requests.filter((r) => r.key === key)).toHaveLength(2);
+    expect(result).toEqual({ id: expect.any(String), amount: 1000 });
+  });
+
+  it("two steps with one id get the keys id and id#2", async () => {
+    const { eventId, effects } = await executeWithRetry(twice, 1001);
+    expect(effects.map((e) => e.key)).toEqual(
+      ["charge", "charge#2"].map((step) => idempotencyKey(eventId, "charge", { amount: 1001 }, { step })),
+    );
+  });
+
+  it("(without idemkey) a key minted inside the step is new on the retry: two effects", async () => {
+    const { effects } = await executeWithRetry(minted, 1002);
+    expect(effects).toHaveLength(2);
+  });
+
+  it("(without idemkey) a run-id key: the test engine's new run id per execution gives two effects", async () => {
+    const { effects } = await executeWithRetry(handRolled, 1003);
+    expect(effects).toHaveLength(2);
+  });
+
+  it("an unguarded step that may have taken effect fails with NonRetriableError: one effect", async () => {
+    const { errors, effects } = await executeWithRetry(unguarded, 1004);
+    expect(effects).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringContaining("is unknown"),
+    });
+  });
+
+  it("(without idemkey) the same unguarded step executed again: two effects", async () => {
+    const { effects } = await executeWithRetry(unguardedBare, 1005);
+    expect(effects).toHaveLength(2);
+  });
+
+  it("an event without an id is a TypeError asking for options.taskId", async () => {
+    const fn = inngest.createFunction({ id: "no-id", ...trigger }, async (ctx) =>
+      run({ ...ctx, event: { ...ctx.event, id: undefined } }, harness, chargeTool, { amount: 1 }),
+    );
+    const output = await new InngestTestEngine({
+      function: fn,
+      events: [{ name: "order/placed", data: {} }],
+    }).execute();
+    expect(output.error).toMatchObject({ message: expect.stringContaining("options.taskId") });
+  });
+});
