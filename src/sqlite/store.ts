@@ -11,6 +11,7 @@ import type {
   StoreOptions,
   StoreRecord,
 } from "../store/types.js";
+import { listRecords } from "./list.js";
 import { checkIdentifier, ensureSchema } from "./schema.js";
 
 type Database = BetterSqlite3.Database;
@@ -123,16 +124,7 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
         });
         return changes > 0;
       }),
-    list: (query: ListQuery = {}) =>
-      run("list", undefined, () =>
-        ready().list.all({
-          now: clock(),
-          prefix: query.prefix ?? null,
-          state: query.state ?? null,
-          after: query.after ?? null,
-          limit: query.limit ?? 100,
-        }),
-      ),
+    list: (query: ListQuery = {}) => run("list", undefined, () => ready().list(query, clock())),
     purge: ({ limit = 1000 } = {}) =>
       run("purge", undefined, () => ready().purge.run(clock(), limit).changes),
     async close() {
@@ -199,16 +191,7 @@ function prepare(db: Database, table: string) {
     `DELETE FROM ${table} WHERE key = @key AND expires_at > @now
        AND (@token IS NULL OR token = @token) AND (@state IS NULL OR state = @state)`,
   );
-  // `key >= prefix` lets the primary key narrow the scan; `substr` makes the prefix test exact.
-  const list = db.prepare<
-    [{ now: number; prefix: string | null; state: string | null; after: string | null; limit: number }],
-    StoreRecord
-  >(
-    `SELECT ${COLUMNS} FROM ${table} WHERE expires_at > @now
-       AND (@prefix IS NULL OR (key >= @prefix AND substr(key, 1, length(@prefix)) = @prefix))
-       AND (@state IS NULL OR state = @state) AND (@after IS NULL OR key > @after)
-     ORDER BY key LIMIT @limit`,
-  );
+  const list = listRecords(db, table, COLUMNS);
   const purge = db.prepare<[number, number]>(
     `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ?)`,
   );
