@@ -4,6 +4,7 @@ import { benchKey } from "./key.js";
 import { benchMiddleware } from "./middleware.js";
 import { benchOtel } from "./otel.js";
 import { benchPowertools } from "./powertools.js";
+import { benchScale } from "./scale.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
 const sections: Record<string, () => Promise<void>> = {
@@ -11,6 +12,7 @@ const sections: Record<string, () => Promise<void>> = {
   harness: benchHarness,
   powertools: benchPowertools,
   middleware: benchMiddleware,
+  scale: benchScale,
   otel: benchOtel,
 };
 
