@@ -5,6 +5,7 @@ import { benchMiddleware } from "./middleware.js";
 import { benchOtel } from "./otel.js";
 import { benchPowertools } from "./powertools.js";
 import { benchScale } from "./scale.js";
+import { benchSyscalls } from "./syscalls.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
 const sections: Record<string, () => Promise<void>> = {
@@ -13,6 +14,7 @@ const sections: Record<string, () => Promise<void>> = {
   powertools: benchPowertools,
   middleware: benchMiddleware,
   scale: benchScale,
+  syscalls: benchSyscalls,
   otel: benchOtel,
 };
 
