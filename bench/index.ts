@@ -5,6 +5,8 @@ import { benchKey } from "./key.js";
 import { benchMiddleware } from "./middleware.js";
 import { benchOtel } from "./otel.js";
 import { benchPowertools } from "./powertools.js";
+import { benchScale } from "./scale.js";
+import { benchSyscalls } from "./syscalls.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
 const sections: Record<string, () => Promise<void>> = {
@@ -13,6 +15,8 @@ const sections: Record<string, () => Promise<void>> = {
   powertools: benchPowertools,
   middleware: benchMiddleware,
   fingerprint: benchFingerprint,
+  scale: benchScale,
+  syscalls: benchSyscalls,
   otel: benchOtel,
 };
 

@@ -14,9 +14,13 @@ export type StoreName = (typeof STORE_NAMES)[number];
 /** A store's name as a path segment: `sqlite-file`. */
 export const storeSlug = (name: StoreName) => name.toLowerCase().replace(/[^a-z]+/g, "-");
 
-/** The table and key prefix the benchmarks write to, emptied before and after each use. */
-export const PG_TABLE = "idemkey_bench";
-export const REDIS_PREFIX = "{idemkey-bench}:";
+/**
+ * The table and key prefix the benchmarks write to, new for each run (two runs on one shared server never see each
+ * other's records), emptied before and after each use; the table is dropped at the end.
+ */
+export const RUN_ID = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+export const PG_TABLE = `idemkey_bench_${RUN_ID}`;
+export const REDIS_PREFIX = `{idemkey-bench-${RUN_ID}}:`;
 
 export interface OpenStore {
   store: Store;
@@ -53,7 +57,8 @@ export async function openStore(name: StoreName): Promise<OpenStore | undefined>
       return {
         store,
         close: async () => {
-          await empty();
+          await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
+          await pool.query("DELETE FROM idemkey_meta WHERE name = $1", [PG_TABLE]);
           await pool.end();
         },
       };

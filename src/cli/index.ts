@@ -19,7 +19,7 @@ Usage:
   idemkey canon [<json>]
       Prints the RFC 8785 canonical form of the JSON (or of standard input).
   idemkey inspect --store <url> [--port <n>] [--read-only] [--user <name>] [--redact <fields>]
-                  [--token <token>] [--host <addr> --allow-remote]
+                  [--token <token>] [--host <addr> --allow-remote] [--max-records <n>]
       Serves the ledger inspector, a web page of every keyed call with approve, deny and resolve,
       on http://127.0.0.1:<port>/ until interrupted. <url> is sqlite:<path>,
       postgres://...[?table=&schema=] (needs pg) or redis://...[?prefix=] (needs ioredis).
@@ -34,6 +34,8 @@ Usage:
       --host       the address to listen on (default 127.0.0.1); anything but loopback also
                    needs --allow-remote, and then every request needs the token (plain HTTP:
                    trusted networks only).
+      --max-records  the most calls the page reads from the ledger (default 10000); past it the page
+                   says it shows the first ones only.
   idemkey --help | --version
 
 Exit codes: 0 success, 1 the store or the port failed, 2 bad input (one line on stderr says what and
@@ -102,11 +104,20 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     "read-only": { type: "boolean" },
     redact: { type: "string" },
     user: { type: "string" },
+    "max-records": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) return HELP;
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}"; run idemkey --help`);
+  const maxRecordsText = values["max-records"];
+  const maxRecords = maxRecordsText === undefined ? undefined : Number(maxRecordsText);
+  if (
+    maxRecords !== undefined &&
+    (!/^\d+$/.test(maxRecordsText!) || !Number.isSafeInteger(maxRecords) || maxRecords < 1)
+  ) {
+    throw new UsageError(`--max-records must be a whole number of at least 1, got "${maxRecordsText}"`);
+  }
   if (!values.store) {
     throw new UsageError("missing --store <url> (sqlite:./ledger.db, postgres://... or redis://...)");
   }
@@ -148,6 +159,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
       ...(values.token === undefined ? {} : { token: values.token }),
       ...(redact === undefined ? {} : { redact }),
       ...(user === undefined ? {} : { user }),
+      ...(maxRecords === undefined ? {} : { maxRecords }),
     });
   } catch (error) {
     await opened.close().catch(() => {});

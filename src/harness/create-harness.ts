@@ -6,6 +6,7 @@ import { type Call, type Core, emit, untilAborted } from "./call.js";
 import { isTool } from "./define-tool.js";
 import { PREFIX } from "./ledger.js";
 import { type HarnessOptions, resolveOptions } from "./options.js";
+import { paced } from "./pace.js";
 import { runRead } from "./read.js";
 import { settle } from "./settle.js";
 import { type CallOptions, Effect, type Harness, type Tool } from "./types.js";
@@ -103,7 +104,7 @@ export function createHarness(options?: HarnessOptions): Harness {
   async function call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R> {
     const c = prepare(taskId, tool, args, options);
     c.signal?.throwIfAborted();
-    if (tool.effect === Effect.read) return runRead(c);
+    if (tool.effect === Effect.read) return paced(runRead(c));
     const current = running.get(c.key);
     if (current !== undefined) {
       try {
@@ -122,7 +123,7 @@ export function createHarness(options?: HarnessOptions): Harness {
       if (running.get(c.key)?.promise === promise) running.delete(c.key);
     });
     running.set(c.key, { promise, signal: c.signal });
-    return promise;
+    return paced(promise);
   }
 
   return {

@@ -2,6 +2,7 @@ import { claimKey } from "../claim/claim.js";
 import type { Claim } from "../claim/types.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { sha256Hex } from "../key/idempotency-key.js";
+import { nextTurn } from "../store/yield.js";
 import { type RequestBody, requestFingerprint } from "./fingerprint.js";
 import { parseKeyHeader } from "./key-header.js";
 import { type Lock, startLock } from "./lock.js";
@@ -238,6 +239,9 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
       for (;;) {
         const removed = await store.purge({ limit: batchSize });
         total += removed;
+        // A synchronous store answers without a turn of the event loop: without one here the server froze for
+        // the whole purge (3.1 s for 500k records on SQLite).
+        await nextTurn();
         if (removed < batchSize) return total;
       }
     },

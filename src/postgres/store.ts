@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { StoreError } from "../errors/store-error.js";
+import { keyRange } from "../store/range.js";
 import { decideClaim, resent } from "../store/record.js";
 import type {
   ClaimInput,
@@ -300,12 +301,24 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     list: (query: ListQuery = {}) =>
       guard("list", undefined, async () => {
         await ready();
+        // One statement per combination of bounds, written out so that the primary key is seeked: with
+        // `($4::text IS NULL OR key > $4)` a prepared (generic) plan cannot use the bound at all.
+        const { lower, upper } = keyRange(query.prefix, query.after);
+        const values: unknown[] = [given()];
+        const param = (value: unknown, type: string) => {
+          values.push(value);
+          return `$${values.length}::${type}`;
+        };
+        let where = `expires_at > ${serverNow("$1")}`;
+        if (lower) where += ` AND key ${lower.inclusive ? ">=" : ">"} ${param(lower.key, "text")}`;
+        if (upper !== undefined) where += ` AND key < ${param(upper, "text")}`;
+        if (query.prefix !== undefined && query.prefix !== "") {
+          where += ` AND starts_with(key, ${param(query.prefix, "text")})`;
+        }
+        if (query.state !== undefined) where += ` AND state = ${param(query.state, "text")}`;
         const { rows } = await run(
-          `SELECT ${COLUMNS} FROM ${t} WHERE expires_at > ${serverNow("$1")}
-             AND ($2::text IS NULL OR (key >= $2 AND starts_with(key, $2)))
-             AND ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR key > $4)
-           ORDER BY key LIMIT $5::integer`,
-          [given(), query.prefix ?? null, query.state ?? null, query.after ?? null, query.limit ?? 100],
+          `SELECT ${COLUMNS} FROM ${t} WHERE ${where} ORDER BY key LIMIT ${param(query.limit ?? 100, "integer")}`,
+          values,
         );
         return rows.map(toRecord);
       }),

@@ -19,6 +19,9 @@ export type MemoryStoreOptions = StoreOptions;
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const clock = options.clock ?? Date.now;
   const records = new Map<string, StoreRecord>();
+  /** The keys in order, kept between pages (sorting them per page made paging through n records O(n² log n)). */
+  let sorted: string[] | undefined;
+  const sortedKeys = () => (sorted ??= [...records.keys()].sort());
 
   const live = (key: string, now: number): StoreRecord | undefined => {
     const record = records.get(key);
@@ -30,6 +33,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       const now = clock();
       const decision = decideClaim(key, live(key, now), input, now);
       if (decision.status === "exists") return { status: "exists", record: { ...decision.record } };
+      if (!records.has(key)) sorted = undefined;
       records.set(key, decision.record);
       // Copies, so that a caller mutating what it got cannot change the stored record.
       return decision.status === "claimed"
@@ -51,16 +55,25 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     async delete(key: string, expect: Expect) {
       const existing = live(key, clock());
       if (!existing || !matches(existing, expect)) return false;
+      sorted = undefined;
       return records.delete(key);
     },
     async list(query: ListQuery = {}) {
       const now = clock();
       const limit = query.limit ?? 100;
+      const { prefix, after } = query;
+      const keys = sortedKeys();
+      // Start at the later of the two lower bounds, found by bisection; stop once past the prefix.
+      const from = after !== undefined && (prefix === undefined || after >= prefix) ? after : prefix;
       const out: StoreRecord[] = [];
-      for (const key of [...records.keys()].sort()) {
+      for (let i = from === undefined ? 0 : firstAtOrAfter(keys, from); i < keys.length; i++) {
         if (out.length >= limit) break;
-        if (query.after !== undefined && key <= query.after) continue;
-        if (query.prefix !== undefined && !key.startsWith(query.prefix)) continue;
+        const key = keys[i]!;
+        if (after !== undefined && key <= after) continue;
+        if (prefix !== undefined && !key.startsWith(prefix)) {
+          if (key > prefix) break;
+          continue;
+        }
         const record = live(key, now);
         if (record && (query.state === undefined || record.state === query.state)) out.push({ ...record });
       }
@@ -73,6 +86,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
         if (removed >= limit) break;
         if (record.expiresAt <= now) {
           records.delete(key);
+          sorted = undefined;
           removed++;
         }
       }
@@ -80,6 +94,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     },
     async close() {
       records.clear();
+      sorted = undefined;
     },
   };
+}
+
+/** The index of the first key that is not less than `bound`. */
+function firstAtOrAfter(keys: readonly string[], bound: string): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keys[middle]! < bound) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

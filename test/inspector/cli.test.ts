@@ -42,6 +42,12 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
     ["a short token", ["inspect", "--store", "sqlite:x.db", "--token", "abc"], /at least 16/],
     ["an empty field in --redact", ["inspect", "--store", "sqlite:x.db", "--redact", "a,,b"], /--redact/],
     ["an empty --user", ["inspect", "--store", "sqlite:x.db", "--user", " "], /--user/],
+    ["a --max-records of 0", ["inspect", "--store", "sqlite:x.db", "--max-records", "0"], /--max-records/],
+    [
+      "a --max-records not a number",
+      ["inspect", "--store", "sqlite:x.db", "--max-records", "1e3"],
+      /--max-records/,
+    ],
   ];
   it.each(cases)("%s", async (_, args, message) => {
     const { code, stdout, stderr } = await runCli(args);
@@ -82,6 +88,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
       "--token",
       "--host",
       "--allow-remote",
+      "--max-records",
     ]) {
       expect(stdout).toContain(flag);
     }

@@ -233,6 +233,28 @@ export function testStore(name: string, factory: StoreFactory, options: { skip?:
       expect(parked.map((r) => r.key)).toEqual([`${prefix}d`]);
     });
 
+    it("pages by key bounds: after below, inside and past a prefix, and prefixes beside their successors", async () => {
+      const p = `range:${randomUUID()}:`;
+      const suffixes = ["a", "ab", "a~", "b", "é", "é\u{10ffff}", "😀"];
+      for (const suffix of [...suffixes].reverse()) await store.claim(p + suffix, claimInput());
+      const keys = async (query: Parameters<Store["list"]>[0]) => (await store.list(query)).map((r) => r.key);
+      expect(await keys({ prefix: `${p}a` })).toEqual([`${p}a`, `${p}ab`, `${p}a~`]);
+      expect(await keys({ prefix: `${p}a`, after: p })).toEqual([`${p}a`, `${p}ab`, `${p}a~`]);
+      expect(await keys({ prefix: `${p}a`, after: `${p}ab` })).toEqual([`${p}a~`]);
+      expect(await keys({ prefix: `${p}a`, after: `${p}c` })).toEqual([]);
+      expect(await keys({ prefix: `${p}é` })).toEqual([`${p}é`, `${p}é\u{10ffff}`]);
+      expect(await keys({ prefix: `${p}é\u{10ffff}` })).toEqual([`${p}é\u{10ffff}`]);
+      const paged: string[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await keys({ prefix: p, after, limit: 2 });
+        if (page.length === 0) break;
+        paged.push(...page);
+        after = page.at(-1);
+      }
+      expect(paged).toEqual(suffixes.map((s) => p + s));
+    });
+
     it("purges expired records in bounded batches and leaves live ones", async () => {
       const prefix = `purge:${randomUUID()}:`;
       // Drain whatever earlier tests left expired, so the counts below are this test's own.

@@ -5,6 +5,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { listStatement } from "../../src/sqlite/list.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
 import { testStore } from "./contract.js";
 
@@ -18,6 +19,34 @@ testStore("sqlite (:memory:)", (clock) => sqliteStore(":memory:", { clock, table
 
 describe("sqliteStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
+
+  it("pages with bounds SQLite seeks on the primary key, for every combination of prefix, after and state", async () => {
+    const path = join(dir, "plan.db");
+    const store = sqliteStore(path, { table: "paged" });
+    await store.claim("k", claimInput); // creates the table
+    const db = new BetterSqlite3(path);
+    try {
+      for (const query of [
+        { after: "k" },
+        { prefix: "p:" },
+        { prefix: "p:", after: "p:x" },
+        { prefix: "p:", after: "a" },
+        { prefix: "p:", state: "pending" as const },
+      ]) {
+        const { sql, values } = listStatement("paged", "key", query, 0);
+        const plan = db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .all(...values)
+          .map((row) => (row as { detail: string }).detail)
+          .join("; ");
+        // A seek names the bound (`key>?`); the old `(@after IS NULL OR key > @after)` gave a bare SCAN.
+        expect(plan, JSON.stringify(query)).toMatch(/SEARCH paged USING .*\(key>\?/);
+      }
+    } finally {
+      db.close();
+      await store.close();
+    }
+  });
 
   it("puts a file in WAL mode and creates a versioned schema on first use", async () => {
     const path = join(dir, "schema.db");

@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { createHarness } from "../src/harness/create-harness.js";
+import { idempotencyEngine } from "../src/owner/engine.js";
+import { postgresStore } from "../src/postgres/index.js";
+import { sqliteStore } from "../src/sqlite/index.js";
+import { memoryStore } from "../src/store/memory.js";
+import type { Store } from "../src/store/types.js";
+import { connectPostgres } from "./services.js";
+import { RUN_ID } from "./stores.js";
+import { printTable } from "./table.js";
+
+const PAGED = 100_000;
+const PURGED = 500_000;
+const key = (i: number) => `k:${String(i).padStart(7, "0")}`;
+
+/** Median µs of `runs` calls of `list` starting after `after` (undefined: the first page). */
+async function pageCost(store: Store, after: string | undefined, runs = 25): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    const page = await store.list({ after, limit: 100 });
+    times.push((performance.now() - start) * 1000);
+    if (page.length === 0) throw new Error("bench scale: an empty page means the table was not filled");
+  }
+  return times.sort((a, b) => a - b)[runs >> 1]!;
+}
+
+/** Fills a better-sqlite3 table the store created, in one transaction (claims one by one would take minutes). */
+function fillSqlite(db: BetterSqlite3.Database, table: string, count: number, expiresAt: number) {
+  const insert = db.prepare(
+    `INSERT INTO ${table} (key, state, fingerprint, token, lease_until, attempts, result, data, created_at,
+       updated_at, expires_at) VALUES (?, 'completed', 'f', NULL, NULL, 1, '1', NULL, 0, 0, ?)`,
+  );
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(key(i), expiresAt);
+  })();
+}
+
+async function benchPaging(): Promise<void> {
+  const rows: string[][] = [];
+  const far = Date.now() + 3_600_000;
+  const record = async (name: string, store: Store) => {
+    const start = await pageCost(store, undefined);
+    const end = await pageCost(store, key(PAGED - 150));
+    rows.push([name, start.toFixed(0), end.toFixed(0), (end / start).toFixed(2)]);
+  };
+
+  const memory = memoryStore();
+  for (let i = 0; i < PAGED; i++) {
+    await memory.claim(key(i), { fingerprint: "f", token: "t", leaseMs: 1_000, ttlMs: 3_600_000 });
+  }
+  await record("memory", memory);
+
+  const dir = mkdtempSync(join(tmpdir(), "idemkey-bench-scale-"));
+  try {
+    const db = new BetterSqlite3(join(dir, "paging.db"));
+    const store = sqliteStore(db, { table: "paged" });
+    await store.get("create");
+    fillSqlite(db, "paged", PAGED, far);
+    await record("SQLite file", store);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+
+  const pool = await connectPostgres();
+  if (pool) {
+    const table = `idemkey_bench_paged_${RUN_ID}`;
+    try {
+      const store = postgresStore(pool, { table });
+      await store.get("create");
+      await pool.query(
+        `INSERT INTO ${table} (key, state, fingerprint, token, lease_until, attempts, result, data, created_at,
+           updated_at, expires_at)
+         SELECT 'k:' || lpad(i::text, 7, '0'), 'completed', 'f', NULL, NULL, 1, '1', NULL, 0, 0, $1::bigint
+         FROM generate_series(0, $2::integer - 1) AS i`,
+        [far, PAGED],
+      );
+      await pool.query(`ANALYZE ${table}`);
+      await record("PostgreSQL", store);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS ${table}`);
+      await pool.query("DELETE FROM idemkey_meta WHERE name = $1", [table]);
+      await pool.end();
+    }
+  }
+  printTable(
+    `list() page of 100 at the start and at the end of ${PAGED.toLocaleString("en")} records: median µs`,
+    ["store", "first page", "last page", "last / first"],
+    rows,
+  );
+}
+
+/** Runs `work` while a setImmediate chain records the longest gap between turns of the event loop. */
+async function longestStall(work: () => Promise<unknown>): Promise<{ stallMs: number; totalMs: number }> {
+  let longest = 0;
+  let last = performance.now();
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const start = performance.now();
+  await work();
+  const totalMs = performance.now() - start;
+  running = false;
+  longest = Math.max(longest, performance.now() - last);
+  return { stallMs: longest, totalMs };
+}
+
+async function benchPurgeStall(): Promise<void> {
+  const rows: string[][] = [];
+  const dir = mkdtempSync(join(tmpdir(), "idemkey-bench-purge-"));
+  try {
+    const db = new BetterSqlite3(join(dir, "purge.db"));
+    db.pragma("journal_mode = WAL");
+    const store = sqliteStore(db, { table: "purged" });
+    await store.get("create");
+    const harness = createHarness({ store });
+    const engine = idempotencyEngine({ store });
+    const cases: [string, () => Promise<unknown>][] = [
+      [
+        "harness: while ((await harness.purge()) > 0)",
+        async () => {
+          while ((await harness.purge()) > 0) {}
+        },
+      ],
+      ["middleware: purge()", () => engine.purge()],
+      ["store: one purge({ limit: 500k })", () => store.purge({ limit: PURGED })],
+    ];
+    for (const [name, purge] of cases) {
+      fillSqlite(db, "purged", PURGED, 1);
+      const { stallMs, totalMs } = await longestStall(purge);
+      const left = (db.prepare("SELECT count(*) AS n FROM purged").get() as { n: number }).n;
+      if (left !== 0) throw new Error(`bench purge: ${left} records left after "${name}"`);
+      rows.push([name, stallMs.toFixed(1), (totalMs / 1000).toFixed(2)]);
+    }
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  printTable(
+    `purge of ${PURGED.toLocaleString("en")} expired SQLite records: longest event-loop stall`,
+    ["purge", "longest stall ms", "total s"],
+    rows,
+  );
+}
+
+export async function benchScale(): Promise<void> {
+  await benchPaging();
+  await benchPurgeStall();
+}

@@ -1,0 +1,63 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { printTable } from "./table.js";
+
+const CALLS = 2_000;
+const child = fileURLToPath(new URL("./syscalls-child.ts", import.meta.url));
+
+/** Syscalls of one child process under `strace -c -f`, by name, and their total. */
+function traced(mode: string, count: number): Map<string, number> {
+  const dir = mkdtempSync(join(tmpdir(), "idemkey-strace-"));
+  try {
+    const out = join(dir, "strace.txt");
+    const run = spawnSync(
+      "strace",
+      ["-c", "-f", "-o", out, process.execPath, "--import", "tsx", child, mode, `${count}`],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    if (run.status !== 0) throw new Error(`strace ${mode}: ${run.stderr.toString().trim() || run.error}`);
+    const counts = new Map<string, number>();
+    for (const line of readFileSync(out, "utf8").split("\n")) {
+      // % time, seconds, usecs/call, calls, [errors], syscall
+      const fields = line.trim().split(/\s+/);
+      if (fields.length < 5 || !/^\d/.test(fields[0]!) || fields.at(-1) === "total") continue;
+      counts.set(fields.at(-1)!, Number(fields[3]));
+    }
+    return counts;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Per call: the difference between CALLS calls and none, so that start-up and loading do not count. */
+function perCall(mode: string): Map<string, number> {
+  const idle = traced(mode, 0);
+  const busy = traced(mode, CALLS);
+  const out = new Map<string, number>();
+  for (const [name, calls] of busy) out.set(name, (calls - (idle.get(name) ?? 0)) / CALLS);
+  return out;
+}
+
+export async function benchSyscalls(): Promise<void> {
+  if (spawnSync("strace", ["-V"]).status !== 0) {
+    console.log("bench: syscalls rows skipped: strace is not installed (apt-get install -y strace)");
+    return;
+  }
+  const harness = perCall("harness");
+  const floor = perCall("floor");
+  const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const names = [...new Set([...harness.keys(), ...floor.keys()])]
+    .filter((n) => (harness.get(n) ?? 0) >= 0.05 || (floor.get(n) ?? 0) >= 0.05)
+    .sort((a, b) => (harness.get(b) ?? 0) - (harness.get(a) ?? 0));
+  printTable(
+    `syscalls per fresh keyed call on a SQLite file (strace -c -f, ${CALLS} calls minus none)`,
+    ["syscall", "harness", "floor: INSERT + UPDATE"],
+    [
+      ...names.map((n) => [n, (harness.get(n) ?? 0).toFixed(1), (floor.get(n) ?? 0).toFixed(1)]),
+      ["total", total(harness).toFixed(1), total(floor).toFixed(1)],
+    ],
+  );
+}

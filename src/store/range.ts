@@ -1,0 +1,50 @@
+/**
+ * The key range one `list()` page covers, as bounds an ordered index can seek on: SQLite (BINARY), PostgreSQL
+ * (`COLLATE "C"`) and Redis (ZRANGEBYLEX) all order keys by their UTF-8 bytes, which is code point order. A filter
+ * such as `(@after IS NULL OR key > @after)` cannot be used for a seek, so a page at the end of a large table cost
+ * a scan of everything before it; each store builds one statement per combination of bounds instead.
+ */
+export interface KeyRange {
+  /** The lower bound and whether it is included (`>=`, a prefix) or not (`>`, the last key of the previous page). */
+  lower?: { key: string; inclusive: boolean };
+  /** Keys are strictly less than this (the first string after every string that starts with the prefix). */
+  upper?: string;
+}
+
+export function keyRange(prefix: string | undefined, after: string | undefined): KeyRange {
+  const range: KeyRange = {};
+  if (after !== undefined && (prefix === undefined || compareBytes(after, prefix) >= 0)) {
+    range.lower = { key: after, inclusive: false };
+  } else if (prefix !== undefined && prefix !== "") {
+    range.lower = { key: prefix, inclusive: true };
+  }
+  if (prefix !== undefined && prefix !== "") {
+    const upper = prefixEnd(prefix);
+    if (upper !== undefined) range.upper = upper;
+  }
+  return range;
+}
+
+/** Orders as the stores do: by UTF-8 bytes, not by UTF-16 code units as JavaScript's `<` does. */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * The least string greater than every string starting with `prefix`: its last code point plus one (skipping the
+ * surrogate range, which UTF-8 cannot hold), dropping trailing U+10FFFF. `undefined` when there is none, or for a
+ * prefix with a lone surrogate.
+ */
+export function prefixEnd(prefix: string): string | undefined {
+  // A lone surrogate reaches the store as U+FFFD: no bound is safe to derive, the exact prefix filter still applies.
+  if (!prefix.isWellFormed()) return undefined;
+  const points = [...prefix].map((c) => c.codePointAt(0)!);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last < 0x10ffff) {
+      const next = last === 0xd7ff ? 0xe000 : last >= 0xd800 && last <= 0xdfff ? 0xe000 : last + 1;
+      return String.fromCodePoint(...points, next);
+    }
+  }
+  return undefined;
+}

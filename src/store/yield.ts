@@ -1,0 +1,8 @@
+/**
+ * Resolves on the next turn of the event loop, after pending I/O and timers. A synchronous store (SQLite, memory)
+ * answers every call through already-resolved promises, which run as microtasks: a loop over such calls never lets
+ * a timer, a socket or another request in until it ends, unless it awaits this now and then.
+ */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
