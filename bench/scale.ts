@@ -123,7 +123,7 @@ async function benchPurgeStall(): Promise<void> {
     const store = sqliteStore(db, { table: "purged" });
     await store.get("create");
     const harness = createHarness({ store });
-    const engine = idempotencyEngine({ store });
+    const engine = idempotencyEngine({ store, scope: "single-tenant" });
     const cases: [string, () => Promise<unknown>][] = [
       [
         "harness: while ((await harness.purge()) > 0)",

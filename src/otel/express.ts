@@ -8,7 +8,7 @@ import { instruments, type TelemetryOptions } from "./instruments.js";
  * `idempotency <METHOD>`, ended when the response is finished (or the connection closed), with the key, the status and
  * `idemkey.outcome` (`executed`, `replayed` or `refused`). The handler runs inside the span.
  *
- * @example app.post("/charges", tracedExpress(idempotency({ store })), createCharge)
+ * @example app.post("/charges", tracedExpress(idempotency({ store, scope: (req) => req.get("x-account-id") ?? "" })), createCharge)
  */
 export function tracedExpress<M extends RequestHandler>(middleware: M, telemetry?: TelemetryOptions): M {
   if (typeof middleware !== "function") throw new TypeError("middleware must be what idempotency() returned");

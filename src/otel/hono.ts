@@ -10,7 +10,7 @@ import { instruments, type TelemetryOptions } from "./instruments.js";
  * middleware answered without running the handler (a key in flight, reused, missing or invalid, an unknown outcome,
  * the store unavailable: the status says which). `purge()` and other properties of the middleware are kept.
  *
- * @example app.post("/charges", tracedHono(idempotency({ store })), createCharge)
+ * @example app.post("/charges", tracedHono(idempotency({ store, scope: (c) => c.get("accountId") })), createCharge)
  */
 export function tracedHono<M extends MiddlewareHandler>(middleware: M, telemetry?: TelemetryOptions): M {
   if (typeof middleware !== "function") throw new TypeError("middleware must be what idempotency() returned");

@@ -67,7 +67,7 @@ describe("long synchronous loops yield to the event loop", () => {
     const clock = { now: 1_700_000_000_000 };
     const store = memoryStore({ clock: () => clock.now });
     await expired(store, 1_000, clock);
-    const engine = idempotencyEngine({ store });
+    const engine = idempotencyEngine({ store, scope: "single-tenant" });
     const counter = turnCounter();
     expect(await engine.purge({ batchSize: 100 })).toBe(1_000);
     counter.stop();

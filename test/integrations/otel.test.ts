@@ -352,10 +352,14 @@ describe("tracedHono", () => {
   it("a span per request the middleware sees: executed, replayed for the same key, refused for a reused key", async () => {
     let runs = 0;
     const app = new Hono();
-    app.post("/charges", tracedHono(idempotency({ store: memoryStore() }), telemetry), async (c) => {
-      runs++;
-      return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
-    });
+    app.post(
+      "/charges",
+      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
+      async (c) => {
+        runs++;
+        return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
+      },
+    );
     const post = (body: object) =>
       app.request("/charges", {
         method: "POST",
@@ -390,7 +394,7 @@ describe("tracedExpress", () => {
     const app = express();
     app.post(
       "/charges",
-      tracedExpress(expressIdempotency({ store: memoryStore() }), telemetry),
+      tracedExpress(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
       (_req, res) => {
         runs++;
         res.status(201).json({ charge: `ch_${runs}` });
