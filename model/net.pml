@@ -1,0 +1,45 @@
+/*
+ * The network between a caller and the store. Each command may be answered; lost before it reaches the store; run
+ * with its reply lost (the caller sees a StoreError); run, its reply lost, and resent on reconnect (ioredis's
+ * autoResendUnfulfilledCommands: the second run's reply arrives); or delayed past the caller's timeout and run later,
+ * by the Late process, at any point. `faults` bounds how many commands misbehave in one run: the store is eventually
+ * available again.
+ */
+
+byte faults = FAULTS;
+
+/* The one delayed command in flight, if any. */
+mtype lop;
+byte ltk, lp, larg;
+
+/* What a trail prints for each command: who, what, the answer, and the record after it. */
+#define SHOW(how) printf("caller %d token %d %e", me, tk, op); printf(how); \
+  printf(": %e; record st=%d tok=%d lease=%d exp=%d att=%d res=%d\n", rc, st, tok, lease, exp, att, res)
+
+/*
+ * A reply that lets the caller start its effect (STARTED, defined by each caller) puts it in flight in the same
+ * atomic step, so that the clock's stall assumption (clock.pml) covers the whole span from the store's answer on.
+ */
+#define STARTS(op) if :: STARTED(op) -> inflight++ :: else -> skip fi
+
+inline rpc(op, arg) {
+  if
+  :: atomic { step(op, tk, me, arg); STARTS(op); SHOW("") }
+  :: atomic { faults > 0 -> faults--; rc = ERR; SHOW(" (lost on the way)") }
+  :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost)"); rc = ERR }
+  :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost, resent)") };
+     atomic { step(op, tk, me, arg); STARTS(op); SHOW(" (the resend)") }
+  :: atomic { faults > 0 && lop == 0 -> faults--; lop = op; ltk = tk; lp = me; larg = arg; rc = ERR; SHOW(" (delayed)") }
+  fi
+}
+
+/* Runs the delayed command whenever the network delivers it; nobody reads its reply. */
+active proctype Late() {
+  mtype rc;
+  byte ratt, rst;
+end_late:
+  do
+  :: atomic { lop != 0 -> step(lop, ltk, lp, larg);
+       printf("the delayed %e of caller %d token %d runs: %e\n", lop, lp, ltk, rc); lop = 0; ltk = 0; lp = 0; larg = 0; rc = 0; ratt = 0; rst = 0 }
+  od
+}
