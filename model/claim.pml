@@ -123,12 +123,15 @@ inline newToken() {
 /* A reply read: forgotten, so that states differing only in it are one. */
 #define FORGET rc = 0; ratt = 0; rst = 0
 
-/* holdClaim's renewal timer (every leaseMs / 3): at most once per tick while the process lives and holds the claim. */
+/*
+ * holdClaim's renewal timer (every leaseMs / 3): between two steps of the holder, at most one renewal, and at most one
+ * per tick. More would only add runs where the lease lives longer; a holder that stalls past its lease is explored.
+ */
 inline renewals() {
-  do
+  if
   :: !thisTick[me] -> thisTick[me] = 1; rpc(RENEW, 0); rc = 0
-  :: break
-  od
+  :: skip
+  fi
 }
 
 /* The pause before looking again (settle's pause; the client's Retry-After): until the next tick. */

@@ -13,6 +13,12 @@
 /* Per caller: it renewed, or looked at the record, during this tick (holdClaim renews once per leaseMs / 3). */
 bit thisTick[CALLERS];
 
+#ifdef FAST
+#define HOLDING_OK (holding == 0 || exp > 1)
+#else
+#define HOLDING_OK true
+#endif
+
 #define DOWN(x) x = (x > 0 -> x - 1 : 0)
 
 active proctype Clock() {
@@ -20,7 +26,7 @@ active proctype Clock() {
 end_clock:
   do
   :: atomic {
-       (inflight == 0 || gexp > TRUE_OFF + 1) ->
+       (inflight == 0 || gexp > TRUE_OFF + 1) && HOLDING_OK ->
        printf("tick\n");
        DOWN(lease); DOWN(exp); DOWN_SPEC;
        if

@@ -22,13 +22,29 @@ byte ltk, lp, larg;
  */
 #define STARTS(op) if :: STARTED(op) -> inflight++ :: else -> skip fi
 
+/*
+ * FAST (the liveness runs): a caller answered claimed or taken over sends its next command before the record's
+ * retention ends. Without it, a caller that always stalls a whole retention after each claim loses it every time,
+ * a run no fair scheduler rules out and no real process takes.
+ */
+#ifdef FAST
+bit claimedLast[CALLERS];
+byte holding;
+#define NEXT if :: claimedLast[me] -> claimedLast[me] = 0; holding-- :: else -> skip fi
+#define GOT(op) if :: op == CLAIM && (rc == CLAIMED || rc == TAKEN) -> claimedLast[me] = 1; holding++ :: else -> skip fi
+#else
+#define NEXT skip
+#define GOT(op) skip
+#endif
+
 inline rpc(op, arg) {
+  atomic { NEXT };
   if
-  :: atomic { step(op, tk, me, arg); STARTS(op); SHOW("") }
+  :: atomic { step(op, tk, me, arg); STARTS(op); GOT(op); SHOW("") }
   :: atomic { faults > 0 -> faults--; rc = ERR; SHOW(" (lost on the way)") }
   :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost)"); rc = ERR }
   :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost, resent)") };
-     atomic { step(op, tk, me, arg); STARTS(op); SHOW(" (the resend)") }
+     atomic { step(op, tk, me, arg); STARTS(op); GOT(op); SHOW(" (the resend)") }
   :: atomic { faults > 0 && lop == 0 -> faults--; lop = op; ltk = tk; lp = me; larg = arg; rc = ERR; SHOW(" (delayed)") }
   fi
 }
