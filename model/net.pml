@@ -38,14 +38,13 @@ byte holding;
 #endif
 
 inline rpc(op, arg) {
-  atomic { NEXT };
   if
-  :: atomic { step(op, tk, me, arg); STARTS(op); GOT(op); SHOW("") }
-  :: atomic { faults > 0 -> faults--; rc = ERR; SHOW(" (lost on the way)") }
-  :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost)"); rc = ERR }
-  :: atomic { faults > 0 -> faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost, resent)") };
+  :: atomic { NEXT; step(op, tk, me, arg); STARTS(op); GOT(op); SHOW("") }
+  :: atomic { faults > 0 -> NEXT; faults--; rc = ERR; SHOW(" (lost on the way)") }
+  :: atomic { faults > 0 -> NEXT; faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost)"); rc = ERR }
+  :: atomic { faults > 0 -> NEXT; faults--; step(op, tk, me, arg); SHOW(" (ran, reply lost, resent)") };
      atomic { step(op, tk, me, arg); STARTS(op); GOT(op); SHOW(" (the resend)") }
-  :: atomic { faults > 0 && lop == 0 -> faults--; lop = op; ltk = tk; lp = me; larg = arg; rc = ERR; SHOW(" (delayed)") }
+  :: atomic { faults > 0 && lop == 0 -> NEXT; faults--; lop = op; ltk = tk; lp = me; larg = arg; rc = ERR; SHOW(" (delayed)") }
   fi
 }
 
