@@ -14,7 +14,7 @@
 bit thisTick[CALLERS];
 
 #ifdef FAST
-#define HOLDING_OK (holding == 0 || exp > 1)
+#define HOLDING_OK (holding == 0 || lease > 1)
 #else
 #define HOLDING_OK true
 #endif

@@ -23,9 +23,9 @@ byte ltk, lp, larg;
 #define STARTS(op) if :: STARTED(op) -> inflight++ :: else -> skip fi
 
 /*
- * FAST (the liveness runs): a caller answered claimed or taken over sends its next command before the record's
- * retention ends. Without it, a caller that always stalls a whole retention after each claim loses it every time,
- * a run no fair scheduler rules out and no real process takes.
+ * FAST (the liveness runs): a caller answered claimed or taken over sends its next command before its lease lapses.
+ * Without it, two workers that always stall a whole lease between a claim and their started mark take the key from
+ * each other for ever (spin finds that cycle): a run weak fairness does not rule out and no real process takes.
  */
 #ifdef FAST
 bit claimedLast[CALLERS];
