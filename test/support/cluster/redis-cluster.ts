@@ -124,6 +124,9 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       for (const node of nodes) {
         const info = String(await node.admin.cluster("INFO"));
         if (!/cluster_state:ok/.test(info) || !/cluster_known_nodes:6/.test(info)) return undefined;
+        // A replica that has not synced with its master yet would refuse to take over (its data is too old).
+        const replication = String(await node.admin.info("replication"));
+        if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) return undefined;
       }
       return true;
     });
