@@ -50,12 +50,18 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
   const keyed = new Map<string, string[]>();
   const unguarded = new Map<string, number>();
   const failures = new Map<string, number>();
+  let completionsLost = 0;
+  let savesLost = 0;
   const count = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);
   const harness = createHarness({
     store,
     leaseMs,
     retry: { retries: 3, minDelayMs: 50, maxDelayMs: 500 },
     wait: { timeoutMs: 20 * leaseMs },
+    // The harness says when the tool ran and its completion could not be written: the call still succeeds.
+    onEvent: (event) => {
+      if (event.type === "executed" && !event.recorded && event.tool === "charge") completionsLost += 1;
+    },
   });
   const charge = defineTool({
     name: "charge",
@@ -87,8 +93,6 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
 
   const ids: string[] = [];
   let succeeded = 0;
-  let completionsLost = 0;
-  let savesLost = 0;
   let stop = false;
   /** One attempt at every effect of a call id; true when all three went through. */
   const attempt = async (id: string): Promise<"ok" | "unknown" | "failed"> => {
