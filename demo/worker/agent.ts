@@ -6,6 +6,7 @@ import {
   memoryStore,
   OutcomeUnknownError,
   type Store,
+  StoreError,
   type Tool,
   type ToolContext,
 } from "../../src/index.js";
@@ -119,10 +120,17 @@ export function makeAgent(
    */
   async function viaHarness<A, R>(h: Harness, tool: Tool<A, R>, args: A, job: Job, call: CallIndex) {
     const step = CALLS[call].step;
+    let outage = 0;
     for (let tries = 1; ; tries++) {
       try {
         return await h.call(job.task.id, tool, args, step === undefined ? undefined : { step });
       } catch (error) {
+        // The ledger's server is failing over (the cluster chaos mode): call again, as an agent would, for a while.
+        if (error instanceof StoreError && ++outage <= 120) {
+          tries -= 1;
+          await new Promise((resolve) => setTimeout(resolve, 250));
+          continue;
+        }
         if (!(error instanceof OutcomeUnknownError) || tries > 5) throw error;
         await report({ t: "unknown", task: job.task.id, call, tool: tool.name });
         const sent = await sentMessages(args as MessageArgs);
