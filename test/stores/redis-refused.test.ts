@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors/index.js";
+import { script, scriptRunner } from "../../src/redis/client.js";
 import { hashTag } from "../../src/redis/cluster.js";
 import { isRefused, retryRefused } from "../../src/redis/refused.js";
 import { guardStore } from "../../src/store/guard.js";
@@ -86,5 +87,28 @@ describe("a StoreError from a driver error without a message", () => {
     expect((error as Error).message).toMatch(
       /^redis store: update of key "k" failed: TimeoutError with no message\./,
     );
+  });
+});
+
+describe("a script the node has not seen", () => {
+  it("is sent by source after NOSCRIPT, also when ioredis Cluster wraps it after its redirections", async () => {
+    for (const message of [
+      "NOSCRIPT No matching script. Please use EVAL.",
+      "Too many Cluster redirections. Last error: ReplyError: NOSCRIPT No matching script. Please use EVAL.",
+    ]) {
+      const sent: string[] = [];
+      const client = {
+        evalsha: async () => {
+          sent.push("evalsha");
+          throw new Error(message);
+        },
+        eval: async () => {
+          sent.push("eval");
+          return "ran";
+        },
+      };
+      expect(await scriptRunner(client).run(script("return 1"), ["{k}"], [])).toBe("ran");
+      expect(sent).toEqual(["evalsha", "eval"]);
+    }
   });
 });
