@@ -8,8 +8,12 @@ import type { LedgerSpec } from "./protocol.js";
 export type LedgerOption =
   | "sqlite"
   | { kind: "postgres"; url: string }
-  /** `cluster`: `url` is a seed node of a Redis Cluster, which the caller owns and removes after the run. */
-  | { kind: "redis"; url: string; cluster?: boolean };
+  /**
+   * `cluster`: every node of a Redis Cluster (`redis://host:port`), all given to the client as seeds, so that a
+   * worker started while one is down still finds the others; `url` is one of them. The caller owns the cluster and
+   * removes it after the run.
+   */
+  | { kind: "redis"; url: string; cluster?: string[] };
 
 /**
  * A fresh ledger for one run, and how to remove it: a new SQLite file, or a table (PostgreSQL) or key prefix
@@ -38,7 +42,10 @@ export function freshLedger(option: LedgerOption, dir: string): { spec: LedgerSp
   const prefix = `{idemkey-chaos-${id}}:`;
   if (option.cluster) {
     // The cluster is the caller's, started for this run and removed with everything in it.
-    return { spec: { kind: "redis", url: option.url, prefix, cluster: true }, drop: async () => {} };
+    return {
+      spec: { kind: "redis", url: option.url, prefix, cluster: option.cluster },
+      drop: async () => {},
+    };
   }
   return {
     spec: { kind: "redis", url: option.url, prefix },

@@ -21,9 +21,10 @@ export async function openLedger(spec: LedgerSpec): Promise<Store> {
     import("ioredis"),
     import("../../src/redis/index.js"),
   ]);
-  // On a cluster, ioredis's own retries of a command whose node died outlast a failover (see the README).
+  // On a cluster, every node is a seed (a worker may start while one is dead), and ioredis's own retries of a
+  // command whose node died outlast a failover (see the README).
   const client = spec.cluster
-    ? new Cluster([spec.url], { retryDelayOnFailover: 200, maxRedirections: 64 })
+    ? new Cluster(spec.cluster, { retryDelayOnFailover: 200, maxRedirections: 64 })
     : new Redis(spec.url, { maxRetriesPerRequest: 3 });
   const store = redisStore(client, { prefix: spec.prefix });
   return {

@@ -30,10 +30,10 @@ interface Setup {
 const setups: Record<string, () => Promise<Setup>> = {
   "Redis Cluster, a master SIGKILLed": async () => {
     const cluster = await startRedisCluster();
-    const seedNode = cluster.seeds[0]!;
+    const nodes = cluster.seeds.map((s) => `redis://${s.host}:${s.port}`);
     return {
       // Every chaos prefix is `{idemkey-chaos-<id>}:`; the fault kills whichever master holds the run's slot.
-      ledger: { kind: "redis", url: `redis://${seedNode.host}:${seedNode.port}`, cluster: true },
+      ledger: { kind: "redis", url: nodes[0]!, cluster: nodes },
       async fault() {
         const keys = (await Promise.all(cluster.live().map((n) => n.admin.keys("{idemkey-chaos-*")))).flat();
         const slot = await cluster.slotOf(keys[0] ?? "{idemkey-chaos-}");
