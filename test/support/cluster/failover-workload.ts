@@ -159,12 +159,15 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
 
   // Every call again until it settles (success, or a surfaced unknown outcome for the unguarded tool).
   let unknown = 0;
+  // A key whose claim reply was lost stays locked (409, or a wait) until its lease runs out: allow a few leases.
   for (const id of ids) {
-    for (let tries = 0; ; tries++) {
+    const deadline = Date.now() + 10 * leaseMs;
+    for (;;) {
       const outcome = await attempt(id);
       if (outcome === "unknown") unknown += 1;
       if (outcome !== "failed") break;
-      if (tries > 50) throw new Error(`call ${id} never settled: ${JSON.stringify([...failures])}`);
+      if (Date.now() > deadline)
+        throw new Error(`call ${id} never settled: ${JSON.stringify([...failures])}`);
       await sleep(100);
     }
   }
