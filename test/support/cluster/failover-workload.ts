@@ -29,7 +29,8 @@ export interface WorkloadReport {
   handler: Map<string, number>;
   /** What the calls and requests threw or answered other than success, by error name or HTTP status. */
   failures: Map<string, number>;
-  /** Unguarded calls that ended in OutcomeUnknownError (surfaced, never re-run). */
+  /** Call ids whose unguarded call ended in OutcomeUnknownError, or whose request got the middleware's 409
+   * outcome-unknown problem (surfaced, never re-run). */
   unknown: number;
   /** Keyed calls that ran more than once, always with one key (a lost write; see the README). */
   keyedRepeats: number;
@@ -122,6 +123,12 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
       harness.call("failover", email, { id }).catch(fail),
       app.request({ headers: { "idempotency-key": `http-${id}` }, body: JSON.stringify({ id }) }).then(
         (response) => {
+          // The middleware took over a key whose handler may have run and will not run it again: surfaced.
+          if (response.status === 409 && response.body.includes("problems/outcome-unknown")) {
+            count("HTTP 409 outcome-unknown");
+            if (outcome === "ok") outcome = "unknown";
+            return;
+          }
           if (response.status !== 201) {
             count(`HTTP ${response.status}`);
             outcome = "failed";
