@@ -30,6 +30,12 @@ export interface RedisCluster {
   otherMaster(not: ClusterNode): Promise<ClusterNode>;
   /** SIGKILLs a node, as a machine lost would. */
   kill(node: ClusterNode): Promise<void>;
+  /**
+   * Holds a master's writes (CLIENT PAUSE WRITE: commands wait unexecuted, unanswered) until its replicas have
+   * every write it acknowledged, then SIGKILLs it: a failover that loses no acknowledged write, as a replica kept
+   * in step (`WAIT`, `min-replicas-max-lag`) gives.
+   */
+  killCaughtUp(node: ClusterNode): Promise<void>;
   /** Waits until a live replica serves the slot as master and every live node says the cluster is ok. */
   awaitFailover(slot: number, from: ClusterNode): Promise<ClusterNode>;
   /**
@@ -179,6 +185,18 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       throw new Error("no other live master");
     },
     async kill(node) {
+      node.alive = false;
+      node.admin.disconnect();
+      await killProcess(processes[nodes.indexOf(node)]!.child);
+    },
+    async killCaughtUp(node) {
+      await node.admin.client("PAUSE", 60_000, "WRITE");
+      await waitFor(`the replicas of ${node.port} to catch up`, async () => {
+        const info = String(await node.admin.info("replication"));
+        const offset = /master_repl_offset:(\d+)/.exec(info)?.[1];
+        const replicas = [...info.matchAll(/slave\d+:.*offset=(\d+)/g)].map((m) => m[1]);
+        return replicas.length > 0 && replicas.every((r) => r === offset) ? true : undefined;
+      });
       node.alive = false;
       node.admin.disconnect();
       await killProcess(processes[nodes.indexOf(node)]!.child);
