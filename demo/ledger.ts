@@ -5,7 +5,15 @@ import pg from "pg";
 import type { LedgerSpec } from "./protocol.js";
 
 /** Where the idemkey mode keeps its ledger: a SQLite file in the run's directory, or a server named by URL. */
-export type LedgerOption = "sqlite" | { kind: "postgres"; url: string } | { kind: "redis"; url: string };
+export type LedgerOption =
+  | "sqlite"
+  | { kind: "postgres"; url: string }
+  /**
+   * `cluster`: every node of a Redis Cluster (`redis://host:port`), all given to the client as seeds, so that a
+   * worker started while one is down still finds the others; `url` is one of them. The caller owns the cluster and
+   * removes it after the run.
+   */
+  | { kind: "redis"; url: string; cluster?: string[] };
 
 /**
  * A fresh ledger for one run, and how to remove it: a new SQLite file, or a table (PostgreSQL) or key prefix
@@ -32,6 +40,13 @@ export function freshLedger(option: LedgerOption, dir: string): { spec: LedgerSp
     };
   }
   const prefix = `{idemkey-chaos-${id}}:`;
+  if (option.cluster) {
+    // The cluster is the caller's, started for this run and removed with everything in it.
+    return {
+      spec: { kind: "redis", url: option.url, prefix, cluster: option.cluster },
+      drop: async () => {},
+    };
+  }
   return {
     spec: { kind: "redis", url: option.url, prefix },
     async drop() {

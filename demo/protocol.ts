@@ -19,7 +19,7 @@ export type Mode = (typeof Mode)[keyof typeof Mode];
 export type LedgerSpec =
   | { kind: "sqlite"; path: string }
   | { kind: "postgres"; url: string; table: string }
-  | { kind: "redis"; url: string; prefix: string };
+  | { kind: "redis"; url: string; prefix: string; cluster?: string[] };
 
 /** What a worker process is started with (its one command-line argument, as JSON). */
 export interface WorkerConfig {

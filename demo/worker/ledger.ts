@@ -17,11 +17,15 @@ export async function openLedger(spec: LedgerSpec): Promise<Store> {
     const store = postgresStore(pool, { table: spec.table });
     return { ...store, close: () => store.close().finally(() => pool.end()) };
   }
-  const [{ Redis }, { redisStore }] = await Promise.all([
+  const [{ Cluster, Redis }, { redisStore }] = await Promise.all([
     import("ioredis"),
     import("../../src/redis/index.js"),
   ]);
-  const client = new Redis(spec.url, { maxRetriesPerRequest: 3 });
+  // On a cluster, every node is a seed (a worker may start while one is dead), and ioredis's own retries of a
+  // command whose node died outlast a failover (see the README).
+  const client = spec.cluster
+    ? new Cluster(spec.cluster, { retryDelayOnFailover: 200, maxRedirections: 64 })
+    : new Redis(spec.url, { maxRetriesPerRequest: 3 });
   const store = redisStore(client, { prefix: spec.prefix });
   return {
     ...store,

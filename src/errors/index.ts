@@ -9,6 +9,7 @@ export { NetworkError } from "./network-error.js";
 export { OutcomeUnknownError } from "./outcome-unknown-error.js";
 export { ResponseTooLargeError } from "./response-too-large-error.js";
 export { SchemaVersionError } from "./schema-version-error.js";
+export { StoreConfigError } from "./store-config-error.js";
 export { StoreError } from "./store-error.js";
 export { StoreLayoutError } from "./store-layout-error.js";
 export { ToolCallError, type ToolCallErrorOptions } from "./tool-call-error.js";

@@ -67,7 +67,14 @@ async function withFallback(
   try {
     return await bySha();
   } catch (error) {
-    if (String((error as Error)?.message).startsWith("NOSCRIPT")) return bySource();
+    // ioredis Cluster wraps it ("Too many Cluster redirections. Last error: ReplyError: NOSCRIPT ...") when an ASK
+    // during a reshard sent the script to a node that has not seen it.
+    if (
+      /^(?:Too many Cluster redirections\. Last error: (?:ReplyError: )?)?NOSCRIPT/.test(
+        String((error as Error)?.message),
+      )
+    )
+      return bySource();
     throw error;
   }
 }

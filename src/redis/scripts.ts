@@ -32,6 +32,12 @@ export const FIELDS = [
 ] as const;
 
 const READ = `
+local function layout(key, r)
+  -- Only WRONGTYPE is a record of another layout; any other error (a key a reshard moved off this node) goes on as it is.
+  local message = type(r) == 'table' and r.err or tostring(r)
+  if not string.find(message, 'WRONGTYPE', 1, true) then error(r) end
+  error({err = 'IDEMKEY_LAYOUT ' .. key .. ' is not a hash: a record of layout 1 (a JSON string)'})
+end
 local function clock(given)
   if given ~= '' then return tonumber(given) end
   local t = redis.call('TIME')
@@ -41,7 +47,7 @@ local function ms(n) return string.format('%.0f', n) end
 local function read(key, ...)
   local ok, r = pcall(redis.call, 'HMGET', key, ...)
   if ok then return r end
-  error({err = 'IDEMKEY_LAYOUT ' .. key .. ' is not a hash: a record of layout 1 (a JSON string)'})
+  layout(key, r)
 end
 local ALL = {${FIELDS.map((f) => `'${f}'`).join(", ")}}
 `;
@@ -191,9 +197,7 @@ while removed < limit and looked < 10 * limit do
   for _, key in ipairs(entries) do
     looked = looked + 1
     local ok, expiresAt = pcall(redis.call, 'HGET', ARGV[1] .. key, 'expiresAt')
-    if not ok then
-      return redis.error_reply('IDEMKEY_LAYOUT ' .. ARGV[1] .. key .. ' is not a hash: a record of layout 1 (a JSON string)')
-    end
+    if not ok then layout(ARGV[1] .. key, expiresAt) end
     if expiresAt and tonumber(expiresAt) > now then
       redis.call('ZADD', KEYS[1], expiresAt, key)
     else

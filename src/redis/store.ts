@@ -3,7 +3,9 @@ import { guardStore } from "../store/guard.js";
 import { applyPatch, decideClaim, newRecord, resent } from "../store/record.js";
 import type { ClaimResult, Expect, RecordPatch, Store, StoreOptions, StoreRecord } from "../store/types.js";
 import { type RedisClientLike, script, scriptRunner } from "./client.js";
+import { checkClusterPrefix, refuseConfig } from "./cluster.js";
 import { LAYOUT, layoutCheck } from "./layout.js";
+import { retryRefused } from "./refused.js";
 import { CLAIM, DELETE, FIELDS, GET, LIST, NOW, PURGE, UPDATE } from "./scripts.js";
 
 export interface RedisStoreOptions extends StoreOptions {
@@ -27,6 +29,17 @@ export interface RedisStoreOptions extends StoreOptions {
    * @default 60000
    */
   ttlMarginMs?: number;
+  /**
+   * How long, in milliseconds, one operation keeps trying again while Redis refuses it without running it: a
+   * reshard of the store's slot (`TRYAGAIN`, `ASK`), a Redis Cluster failover under way (`CLUSTERDOWN`, `MOVED`), a
+   * node loading its data (`LOADING`), a replica or a master short of replicas (`READONLY`, `NOREPLICAS`). Such a
+   * reply proves the script never ran, so trying again is always safe; make the budget longer than a failover takes
+   * (about `cluster-node-timeout` plus a second or two). Once it is spent the operation fails with a `StoreError`
+   * carrying the last refusal. Errors that leave the outcome unknown (a connection lost mid-command) are not retried
+   * here.
+   * @default 10000
+   */
+  refusedRetryMs?: number;
 }
 
 /** Index entries one list script looks at, at most. */
@@ -65,7 +78,8 @@ const scripts = {
  */
 export function redisStore(client: RedisClientLike, options: RedisStoreOptions = {}): Store {
   const redis = scriptRunner(client);
-  const { clock, prefix, ttlMarginMs } = resolveOptions(options);
+  const { clock, prefix, ttlMarginMs, refusedRetryMs } = resolveOptions(options);
+  checkClusterPrefix(client, prefix);
   const recordKey = (key: string) => `${prefix}r:${key}`;
   const expiries = `${prefix}expiries`;
   const keys = `${prefix}keys`;
@@ -76,10 +90,12 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   const serverNow = async () => String(await redis.run(scripts.now, [], []));
 
   function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
-    return guardStore("redis", operation, key, async () => {
-      if (!layout.done) await layout.check();
-      return run().catch(refuseLayout);
-    });
+    return guardStore("redis", operation, key, () =>
+      retryRefused(async () => {
+        if (!layout.done) await layout.check();
+        return run().catch(refuseLayout);
+      }, refusedRetryMs).catch((error: unknown) => refuseConfig(error, prefix)),
+    );
   }
 
   /** A process of layout 1 wrote this record after the prefix was marked: refuse rather than misread it. */
@@ -249,7 +265,7 @@ function rangeStart(prefix: string | undefined, after: string | undefined): stri
 function resolveOptions(options: RedisStoreOptions) {
   if (typeof options !== "object" || options === null)
     throw new TypeError("redisStore: options must be an object");
-  const { clock, prefix = "{idemkey}:", ttlMarginMs = 60_000 } = options;
+  const { clock, prefix = "{idemkey}:", ttlMarginMs = 60_000, refusedRetryMs = 10_000 } = options;
   if (clock !== undefined && typeof clock !== "function") {
     throw new TypeError(
       `redisStore: options.clock must be a function returning epoch ms, got ${typeof clock}`,
@@ -263,5 +279,10 @@ function resolveOptions(options: RedisStoreOptions) {
   if (!Number.isSafeInteger(ttlMarginMs) || ttlMarginMs < 0) {
     throw new TypeError(`redisStore: options.ttlMarginMs must be a non-negative integer, got ${ttlMarginMs}`);
   }
-  return { clock, prefix, ttlMarginMs };
+  if (!Number.isSafeInteger(refusedRetryMs) || refusedRetryMs < 0) {
+    throw new TypeError(
+      `redisStore: options.refusedRetryMs must be a non-negative integer, got ${refusedRetryMs}`,
+    );
+  }
+  return { clock, prefix, ttlMarginMs, refusedRetryMs };
 }

@@ -28,9 +28,22 @@ export async function guardStore<T>(
       engine,
       operation,
       key,
-      `${engine} store: ${operation}${about} failed: ${(error as Error)?.message ?? String(error)}. ` +
+      `${engine} store: ${operation}${about} failed: ${describe(error)}. ` +
         `It may or may not have been applied; calling again is safe once ${name} answers.`,
       { cause: error },
     );
   }
+}
+
+/**
+ * The driver error's message, or for one without a message (node-redis's `TimeoutError` has none) its class name,
+ * so that the StoreError never reads "failed: .".
+ */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message) return error.message;
+  const kind =
+    error.constructor?.name && error.constructor.name !== "Error" ? error.constructor.name : error.name;
+  const code = (error as { code?: unknown }).code;
+  return `${kind || "Error"} with no message${code === undefined ? "" : ` (code ${String(code)})`}`;
 }

@@ -1,0 +1,213 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { createHarness, defineTool } from "../../../src/index.js";
+import type { Store } from "../../../src/store/types.js";
+import { expressFramework, newOwner } from "../../owner/apps.js";
+
+/**
+ * Calls in flight through a store fault: harness calls of a `keyed` and an `unguarded` tool, and POSTs with an
+ * Idempotency-Key through the Express middleware, from several concurrent loops; `fault` runs once enough calls
+ * went through, and the loops go on until as many again succeeded after it. Then every call is made again until it
+ * settles, as an agent's retries would. Every effect is counted where it happens (the tools' and the handler's own
+ * lists), never through the store.
+ */
+export interface WorkloadOptions {
+  store: Store;
+  fault: () => Promise<void>;
+  /** How long the harness and the middleware hold a claim. */
+  leaseMs: number;
+  /** Calls that must succeed before the fault, and again after it. */
+  calls?: number;
+  loops?: number;
+}
+
+export interface WorkloadReport {
+  /** Runs of the keyed tool by call id, each with the idempotency key it was given. */
+  keyed: Map<string, string[]>;
+  /** Runs of the unguarded tool by call id. */
+  unguarded: Map<string, number>;
+  /** Runs of the HTTP handler by Idempotency-Key. */
+  handler: Map<string, number>;
+  /** What the calls and requests threw or answered other than success, by error name or HTTP status. */
+  failures: Map<string, number>;
+  /** Call ids whose unguarded call ended in OutcomeUnknownError, or whose request got the middleware's 409
+   * outcome-unknown problem (surfaced, never re-run). */
+  unknown: number;
+  /** Keyed calls that ran more than once, always with one key (a lost write; see the README). */
+  keyedRepeats: number;
+  /** Keyed calls whose tool ran and whose call still failed (the completion write was lost). */
+  completionsLost: number;
+  /** Responses the middleware sent and could not save (its `onError` with phase `save`). */
+  savesLost: number;
+  /** Unguarded calls run again: never allowed. */
+  unguardedRepeats: number;
+  /** HTTP handlers run again for one Idempotency-Key: never allowed. */
+  handlerRepeats: number;
+  /** The calls' ids. */
+  ids: number;
+}
+
+export async function runFailoverWorkload(options: WorkloadOptions): Promise<WorkloadReport> {
+  const { store, fault, leaseMs, calls = 40, loops = 6 } = options;
+  const keyed = new Map<string, string[]>();
+  const unguarded = new Map<string, number>();
+  const failures = new Map<string, number>();
+  let completionsLost = 0;
+  let savesLost = 0;
+  const count = (what: string) => failures.set(what, (failures.get(what) ?? 0) + 1);
+  const harness = createHarness({
+    store,
+    leaseMs,
+    retry: { retries: 3, minDelayMs: 50, maxDelayMs: 500 },
+    wait: { timeoutMs: 20 * leaseMs },
+    // The harness says when the tool ran and its completion could not be written: the call still succeeds.
+    onEvent: (event) => {
+      if (event.type === "executed" && !event.recorded && event.tool === "charge") completionsLost += 1;
+    },
+  });
+  const charge = defineTool({
+    name: "charge",
+    effect: "keyed",
+    run: async (args: { id: string }, ctx) => {
+      await sleep(5);
+      keyed.set(args.id, [...(keyed.get(args.id) ?? []), ctx.idempotencyKey]);
+      return { charged: args.id };
+    },
+  });
+  const email = defineTool({
+    name: "email",
+    effect: "unguarded",
+    run: async (args: { id: string }) => {
+      await sleep(5);
+      unguarded.set(args.id, (unguarded.get(args.id) ?? 0) + 1);
+      return { sent: args.id };
+    },
+  });
+  const owner = newOwner();
+  const app = await expressFramework.start(owner, {
+    store,
+    leaseMs,
+    onError: ({ phase, error }) => {
+      if (phase === "save") savesLost += 1;
+      count(`middleware ${phase}: ${(error as Error)?.name}`);
+    },
+  });
+
+  const ids: string[] = [];
+  let succeeded = 0;
+  let stop = false;
+  /** One attempt at every effect of a call id; true when all three went through. */
+  const attempt = async (id: string): Promise<"ok" | "unknown" | "failed"> => {
+    let outcome: "ok" | "unknown" | "failed" = "ok";
+    const fail = (error: unknown) => {
+      const name = (error as Error)?.name ?? "Error";
+      count(name);
+      if (name === "StoreError")
+        count(
+          `  ${String((error as Error).message)
+            .replace(/ of key "[^"]*"/, "")
+            .slice(0, 90)}`,
+        );
+      if (name === "OutcomeUnknownError") {
+        if (outcome === "ok") outcome = "unknown";
+      } else outcome = "failed";
+    };
+    await Promise.all([
+      (async () => {
+        const runs = keyed.get(id)?.length ?? 0;
+        await harness.call("failover", charge, { id }).catch((error: unknown) => {
+          // The tool ran and the call still failed: its completion write was lost.
+          if ((keyed.get(id)?.length ?? 0) > runs) completionsLost += 1;
+          fail(error);
+        });
+      })(),
+      harness.call("failover", email, { id }).catch(fail),
+      app.request({ headers: { "idempotency-key": `http-${id}` }, body: JSON.stringify({ id }) }).then(
+        (response) => {
+          // The middleware took over a key whose handler may have run and will not run it again: surfaced.
+          if (response.status === 409 && response.body.includes("problems/outcome-unknown")) {
+            count("HTTP 409 outcome-unknown");
+            if (outcome === "ok") outcome = "unknown";
+            return;
+          }
+          if (response.status !== 201) {
+            count(`HTTP ${response.status}`);
+            outcome = "failed";
+          }
+        },
+        (error: unknown) => fail(error),
+      ),
+    ]);
+    return outcome;
+  };
+
+  const loop = async (n: number) => {
+    for (let i = 0; !stop; i++) {
+      const id = `${n}-${i}`;
+      ids.push(id);
+      if ((await attempt(id)) === "ok") succeeded += 1;
+      // Replay an earlier call now and then, as an agent resuming a task does.
+      if (i % 4 === 3 && (await attempt(`${n}-${i - 2}`)) === "failed") count("replay failed");
+    }
+  };
+
+  const running = Array.from({ length: loops }, (_, n) => loop(n));
+  const reached = async (target: number) => {
+    while (succeeded < target) await sleep(20);
+  };
+  try {
+    await reached(calls);
+    await fault();
+    const after = succeeded;
+    await reached(after + calls);
+  } finally {
+    stop = true;
+    await Promise.all(running);
+  }
+
+  // Every call again until it settles (success, or a surfaced unknown outcome for the unguarded tool).
+  let unknown = 0;
+  // A key whose claim reply was lost stays locked (409, or a wait) until its lease runs out: allow a few leases.
+  for (const id of ids) {
+    const deadline = Date.now() + 10 * leaseMs;
+    for (;;) {
+      const outcome = await attempt(id);
+      if (outcome === "unknown") unknown += 1;
+      if (outcome !== "failed") break;
+      if (Date.now() > deadline)
+        throw new Error(`call ${id} never settled: ${JSON.stringify([...failures])}`);
+      await sleep(100);
+    }
+  }
+  await app.close();
+
+  const handler = new Map<string, number>();
+  for (const effect of owner.effects) {
+    const key = `http-${(effect.body as { id: string }).id}`;
+    handler.set(key, (handler.get(key) ?? 0) + 1);
+  }
+  let keyedRepeats = 0;
+  for (const [id, keys] of keyed) {
+    if (new Set(keys).size !== 1)
+      throw new Error(`keyed call ${id} ran with several keys: ${keys.join(", ")}`);
+    keyedRepeats += keys.length - 1;
+  }
+  const repeats = (runs: Map<string, number>) => [...runs.values()].reduce((a, n) => a + n - 1, 0);
+  return {
+    keyed,
+    unguarded,
+    handler,
+    failures,
+    unknown,
+    keyedRepeats,
+    completionsLost,
+    savesLost,
+    unguardedRepeats: repeats(unguarded),
+    handlerRepeats: repeats(handler),
+    ids: ids.length,
+  };
+}
+
+export const describeReport = (report: WorkloadReport) =>
+  `${report.ids} call ids; failures ${JSON.stringify(Object.fromEntries(report.failures))}; ` +
+  `${report.unknown} unknown outcomes; ${report.completionsLost} keyed completions and ${report.savesLost} saves lost; repeats: keyed ${report.keyedRepeats}, unguarded ${report.unguardedRepeats}, ` +
+  `handler ${report.handlerRepeats}`;
