@@ -29,26 +29,16 @@ with_node() {
 }
 
 # Native addons are built once per (Node ABI, package, version) and kept in the cache, so a leg swaps binaries in
-# instead of compiling SQLite again. A package whose engines exclude this Node (better-sqlite3 13 on Node 20) is left
-# alone: its tests skip on that leg and say so.
-ADDONS=(better-sqlite3 better-sqlite3-13)
+# instead of compiling SQLite again. better-sqlite3 12 is built against the leg's headers (its install script:
+# prebuild-install, told to build from source because nothing may download, then node-gyp). better-sqlite3 13 (the
+# alias better-sqlite3-13) ships Node-API prebuilds for every Node, so it needs nothing here.
+ADDONS=(better-sqlite3)
 addons_for() {
   local home=$1 pkg dir abi version target
   abi=$(with_node "$home" node -p 'process.versions.modules') || return 1
   for pkg in "${ADDONS[@]}"; do
     dir="node_modules/$pkg"
     [ -f "$dir/package.json" ] || continue
-    if ! with_node "$home" node -e '
-      const { engines } = require(process.argv[1]);
-      const major = Number(process.versions.node.split(".")[0]);
-      const ok = !engines?.node || engines.node.split("||").some((r) => {
-        const m = /(>=)?\s*(\d+)/.exec(r.trim());
-        return m && (m[1] ? major >= Number(m[2]) : major === Number(m[2]));
-      });
-      process.exit(ok ? 0 : 1);' "./$dir/package.json"; then
-      echo "$pkg: not for Node $(with_node "$home" node -v) (engines), left as is"
-      continue
-    fi
     version=$(node -p "require('./$dir/package.json').version")
     target="$NODE_CACHE/addons/abi$abi/$pkg@$version/better_sqlite3.node"
     # The binary in place may already be this ABI's (npm ci just built it): keep it rather than compile again.
