@@ -1,4 +1,5 @@
-import BetterSqlite3 from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
+import { importPeer } from "../peer/import-peer.js";
 import { applyPatch, decideClaim, matches } from "../store/record.js";
 import type {
   ClaimInput,
@@ -13,6 +14,13 @@ import type {
 import { checkIdentifier, ensureSchema } from "./schema.js";
 
 type Database = BetterSqlite3.Database;
+
+const { default: Sqlite } = await importPeer(
+  "idemkey/sqlite",
+  "better-sqlite3",
+  "^12 || ^13",
+  () => import("better-sqlite3"),
+);
 
 export interface SqliteStoreOptions extends StoreOptions {
   /**
@@ -187,7 +195,7 @@ function prepare(db: Database, table: string) {
 }
 
 function openDatabase(pathOrDatabase: unknown): Database {
-  if (typeof pathOrDatabase === "string" && pathOrDatabase !== "") return new BetterSqlite3(pathOrDatabase);
+  if (typeof pathOrDatabase === "string" && pathOrDatabase !== "") return new Sqlite(pathOrDatabase);
   if (
     typeof pathOrDatabase === "object" &&
     pathOrDatabase !== null &&
