@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { processBudget } from "../support/budget.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
 import { ARGS, type Execution, KINDS, type Kind, readExecutions } from "./fixtures/tools.js";
 
@@ -17,28 +18,33 @@ import { ARGS, type Execution, KINDS, type Kind, readExecutions } from "./fixtur
 const dir = mkdtempSync(join(tmpdir(), "idemkey-harness-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);
+const RACERS = 4;
 
 describe("processes racing on one SQLite file", () => {
-  it("run each call once; the losers wait and return the winner's result", async () => {
-    const db = join(dir, "race.db");
-    const effects = join(dir, "race.jsonl");
-    type Out = { results: { kind: Kind; executedBy: number }[]; events: string[] };
-    const workers = Array.from({ length: 4 }, () =>
-      spawnWorker<Out>(fixture("race-child.ts"), [db, effects, "race-task"]),
-    );
-    const outs = await runTogether(workers);
-    const executions = readExecutions(effects);
-    expect(executions.map((e) => e.kind).sort()).toEqual(["keyed", "unguarded"]);
-    for (const [i, kind] of ["keyed", "unguarded"].entries()) {
-      const winner = executions.find((e) => e.kind === kind)!;
-      expect(winner.key).toBe(idempotencyKey("race-task", `deploy-${kind}`, ARGS));
-      // Every process got the result of the one execution.
-      expect(outs.map((o) => o.results[i])).toEqual(outs.map(() => ({ kind, executedBy: winner.pid })));
-    }
-    const events = outs.flatMap((o) => o.events);
-    expect(events.filter((e) => e === "executed")).toHaveLength(2);
-    expect(events.filter((e) => e === "replayed")).toHaveLength(6);
-  });
+  it(
+    "run each call once; the losers wait and return the winner's result",
+    async () => {
+      const db = join(dir, "race.db");
+      const effects = join(dir, "race.jsonl");
+      type Out = { results: { kind: Kind; executedBy: number }[]; events: string[] };
+      const workers = Array.from({ length: RACERS }, () =>
+        spawnWorker<Out>(fixture("race-child.ts"), [db, effects, "race-task"]),
+      );
+      const outs = await runTogether(workers);
+      const executions = readExecutions(effects);
+      expect(executions.map((e) => e.kind).sort()).toEqual(["keyed", "unguarded"]);
+      for (const [i, kind] of ["keyed", "unguarded"].entries()) {
+        const winner = executions.find((e) => e.kind === kind)!;
+        expect(winner.key).toBe(idempotencyKey("race-task", `deploy-${kind}`, ARGS));
+        // Every process got the result of the one execution.
+        expect(outs.map((o) => o.results[i])).toEqual(outs.map(() => ({ kind, executedBy: winner.pid })));
+      }
+      const events = outs.flatMap((o) => o.events);
+      expect(events.filter((e) => e === "executed")).toHaveLength(2);
+      expect(events.filter((e) => e === "replayed")).toHaveLength(6);
+    },
+    processBudget(RACERS),
+  );
 });
 
 const POINTS = [
@@ -143,7 +149,10 @@ describe("a process killed with SIGKILL at each point of a call, then a replay i
     POINTS.map((point) => ({ kind, point, taskId: `crash:${kind}:${point}` })),
   );
 
-  it("reruns only where the ledger write was lost, always with the identical key", async () => {
+  // One crashing process per case, then one replay process: 31 processes, six at a time.
+  it("reruns only where the ledger write was lost, always with the identical key", {
+    timeout: processBudget(cases.length + 1),
+  }, async () => {
     const crashes = await inBatches(cases, 6, (c) => crashAt(db, effects, c.kind, c.point, c.taskId));
     cases.forEach((c, i) => {
       const { stoppedAt, exit } = crashes[i]!;
