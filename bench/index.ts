@@ -2,6 +2,7 @@ import { cpus, loadavg } from "node:os";
 import { benchHarness } from "./harness.js";
 import { benchKey } from "./key.js";
 import { benchMiddleware } from "./middleware.js";
+import { benchOtel } from "./otel.js";
 import { benchPowertools } from "./powertools.js";
 
 /** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
@@ -10,6 +11,7 @@ const sections: Record<string, () => Promise<void>> = {
   harness: benchHarness,
   powertools: benchPowertools,
   middleware: benchMiddleware,
+  otel: benchOtel,
 };
 
 const wanted = process.argv.slice(2);

@@ -58,8 +58,14 @@ export function toolContext<A, R>(call: Call<A, R>, attempt: number): ToolContex
     taskId: call.taskId,
     tool: call.tool.name,
     attempt,
-    signal: call.signal ?? call.core.never,
+    signal: attemptSignal(call),
   };
+}
+
+function attemptSignal<A, R>(call: Call<A, R>): AbortSignal {
+  const base = call.signal ?? call.core.never;
+  const ms = call.tool.timeoutMs;
+  return ms === undefined ? base : AbortSignal.any([base, AbortSignal.timeout(ms)]);
 }
 
 /**

@@ -22,7 +22,7 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
       `defineTool() needs a definition object, got ${definition === null ? "null" : typeof definition}`,
     );
   }
-  const { name, effect, identity, requiresApproval = false, reconcile, run } = definition;
+  const { name, effect, identity, requiresApproval = false, reconcile, run, timeoutMs } = definition;
   if (typeof name !== "string" || name.length === 0) {
     throw new TypeError(`tool.name must be a non-empty string, got ${describe(name)}`);
   }
@@ -52,7 +52,23 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
       );
     }
   }
-  const tool: Tool<A, R> = Object.freeze({ name, effect, identity, requiresApproval, reconcile, run });
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
+  ) {
+    throw new TypeError(
+      `tool.timeoutMs of "${name}" must be a finite number > 0, got ${typeof timeoutMs === "number" ? timeoutMs : describe(timeoutMs)}`,
+    );
+  }
+  const tool: Tool<A, R> = Object.freeze({
+    name,
+    effect,
+    identity,
+    requiresApproval,
+    timeoutMs,
+    reconcile,
+    run,
+  });
   defined.add(tool);
   return tool;
 }

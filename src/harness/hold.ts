@@ -1,8 +1,9 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
+import { StoreError } from "../errors/store-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
-import { type Call, describeError, emit, planRetry, toolContext } from "./call.js";
+import { type Call, describeError, emit, planRetry, toolContext, untilAborted } from "./call.js";
 import { holdLease, type Lease } from "./lease.js";
 import { decodeData, encodeData, type LedgerData, withEvent } from "./ledger.js";
 import { hadNoEffect } from "./retry.js";
@@ -28,6 +29,8 @@ export interface Held<A> {
    * unknown. The text says why it is unknown.
    */
   unknownBecause?: string;
+  /** The claim layer's hold when the claim made one already (a claim or takeover); else `hold` starts one. */
+  lease?: Lease;
 }
 
 /** Thrown when the claim was lost (taken over after a stall) between attempts: the caller looks at the ledger anew. */
@@ -35,16 +38,41 @@ export class ClaimLost {}
 
 /** Runs the call under a claim this call holds, renewing the lease until the outcome is written. */
 export async function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
-  const lease = holdLease(call, held.token);
-  try {
-    if (held.unknownBecause !== undefined) {
-      const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
-      if (found.done) return found.value;
+  const lease = held.lease ?? holdLease(call, held.token);
+  const run = (async () => {
+    try {
+      if (held.unknownBecause !== undefined) {
+        const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
+        if (found.done) return found.value;
+      }
+      return await attempts(call, held, lease);
+    } finally {
+      lease.stop();
     }
-    return await attempts(call, held, lease);
-  } finally {
-    lease.stop();
-  }
+  })();
+  if (call.signal === undefined) return run;
+  // The caller stops waiting when its signal aborts, even if the tool ignores it; the run goes on under its lease,
+  // so that the tool's outcome is still recorded (or released) when it ends.
+  run.catch(() => {});
+  return untilAborted(run, call.signal).catch(async (reason: unknown) => {
+    // A tool that honours the signal settles within a turn or two of the event loop: give it that, so that its
+    // caller gets the recorded outcome (an unknown one, say) rather than the bare abort reason. No longer.
+    const late = await Promise.race([
+      run.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      ),
+      turns(3),
+    ]);
+    if (late === undefined) throw reason;
+    if (late.ok) return late.value;
+    throw late.error;
+  });
+}
+
+async function turns(n: number): Promise<undefined> {
+  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  return undefined;
 }
 
 async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Promise<R> {
@@ -150,7 +178,8 @@ async function complete<A, R>(
   const { core, tool } = call;
   let text: string;
   try {
-    text = canonicalizeAt(value, "$.result", DEFAULT_MAX_DEPTH);
+    // `undefined` is a valid "no result" (a void tool): recorded as the empty text, which no JSON value is.
+    text = value === undefined ? NO_RESULT : canonicalizeAt(value, "$.result", DEFAULT_MAX_DEPTH);
   } catch (error) {
     const reason =
       error instanceof CanonicalizationError ? `${error.reason} at ${error.path}` : describeError(error);
@@ -168,11 +197,19 @@ async function complete<A, R>(
         bad,
       );
     }
-    await release(call, held, attempt);
+    // The effect happened: the key is closed as completed without a result, so that no later call runs it again
+    // (a replay throws the same CanonicalizationError).
+    await writeCompletion(call, lease, {
+      state: "completed",
+      result: null,
+      token: null,
+      leaseMs: null,
+      attempts: attempt,
+      ttlMs: core.ttlMs,
+    }).catch(() => false);
     emit(call, { type: "failed", attempt, error: bad });
     throw bad;
   }
-  lease.stop();
   const patch: RecordPatch = {
     state: "completed",
     result: text,
@@ -183,29 +220,44 @@ async function complete<A, R>(
   };
   if (resolvedBy) patch.data = withEvent(held.data, { type: "resolved", at: core.clock(), how: resolvedBy });
   else if (held.dataChanged) patch.data = encodeData(held.data);
-  const recorded = await writeCompletion(call, held, patch);
+  let recorded: boolean;
+  try {
+    recorded = await writeCompletion(call, lease, patch);
+  } catch (error) {
+    // The store stayed down past the save budget: the record is left pending (locked), never released, so a later
+    // call takes it over and an unguarded tool's started mark makes its outcome unknown rather than run it again.
+    const failure = new StoreError(
+      error instanceof StoreError ? error.store : "store",
+      "complete",
+      call.key,
+      `The tool "${tool.name}" ran (attempt ${attempt}), but its outcome could not be recorded before the save ` +
+        `budget ran out; the key stays locked until its lease lapses. Cause: ${describeError(error)}`,
+      { cause: error },
+    );
+    emit(call, { type: "failed", attempt, error: failure });
+    throw failure;
+  }
   if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
   else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });
-  return JSON.parse(text) as R;
+  return parseResult(text) as R;
+}
+
+/** The recorded text of a tool that returned `undefined`. */
+export const NO_RESULT = "";
+
+/** A recorded result back as a value: the empty text is `undefined`. */
+export function parseResult(text: string): unknown {
+  return text === NO_RESULT ? undefined : JSON.parse(text);
 }
 
 /**
- * The one write that closes the window between the effect and the ledger: retried a few times on store errors.
- * When the claim was lost meanwhile (a takeover after a stall) and the taker found the outcome unknown, the result
- * now known is recorded after all.
+ * The one write that closes the window between the effect and the ledger: the claim layer's must-happen write,
+ * retried with backoff under a renewed lease (it throws once its budget is spent). When the claim was lost meanwhile
+ * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all.
  */
-async function writeCompletion<A, R>(call: Call<A, R>, held: Held<A>, patch: RecordPatch) {
+async function writeCompletion<A, R>(call: Call<A, R>, lease: Lease, patch: RecordPatch) {
   const { core } = call;
-  for (let tries = 1; ; tries++) {
-    try {
-      if (await core.store.update(call.sk, { token: held.token, state: "pending" }, patch)) return true;
-      break;
-    } catch {
-      // The effect has happened: losing this write means a replay runs the tool again, so try a little harder.
-      if (tries >= 3) return false;
-      await core.sleep(50 * tries);
-    }
-  }
+  if (await lease.save(patch)) return true;
   try {
     const now = await core.store.get(call.sk);
     if (now?.state !== "outcome_unknown") return false;

@@ -1,26 +1,24 @@
+import { holdClaim } from "../claim/hold.js";
+import type { Hold } from "../claim/types.js";
 import type { Call } from "./call.js";
 
-export type Lease = { stop(): void };
+export type Lease = Hold;
 
-/** Renews the claim's lease every third of `leaseMs` until stopped, or until the claim is gone. */
+/** The claim layer's hold on a ledger record, with the harness's timers (so that a test's fake time drives them). */
 export function holdLease<A, R>(call: Call<A, R>, token: string): Lease {
-  const { store, leaseMs, schedule } = call.core;
-  let stopped = false;
-  const renew = async () => {
-    if (stopped) return;
-    try {
-      // Expecting `pending` keeps a late renewal from touching a completed or released record.
-      if (!(await store.update(call.sk, { token, state: "pending" }, { leaseMs }))) return;
-    } catch {
-      // A store hiccup: the next renewal may still come before the lease runs out.
-    }
-    if (!stopped) cancel = schedule(leaseMs / 3, renew);
-  };
-  let cancel = schedule(leaseMs / 3, renew);
+  return holdClaim(claimSpec(call), token);
+}
+
+/** How the harness claims `call`'s key through the claim layer. */
+export function claimSpec<A, R>(call: Call<A, R>) {
+  const { store, leaseMs, ttlMs, schedule, sleep } = call.core;
   return {
-    stop: () => {
-      stopped = true;
-      cancel();
-    },
+    store,
+    key: call.sk,
+    fingerprint: call.key,
+    leaseMs,
+    ttlMs,
+    schedule,
+    pause: (ms: number) => sleep(ms),
   };
 }

@@ -88,7 +88,10 @@ export function toEntry(record: StoreRecord): LedgerEntry {
     expiresAt: record.expiresAt,
   };
   if (data.step !== undefined) entry.step = data.step;
-  if (record.state === "completed" && record.result !== null) entry.result = JSON.parse(record.result);
+  // The empty text is a tool's `undefined` ("no result"); null is a result that was not JSON.
+  if (record.state === "completed" && record.result !== null && record.result !== "") {
+    entry.result = JSON.parse(record.result);
+  }
   return entry;
 }
 

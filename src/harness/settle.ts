@@ -1,11 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { claimKey } from "../claim/claim.js";
+import type { Claim } from "../claim/types.js";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
-import { LedgerStateError } from "../errors/ledger-state-error.js";
+import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { WaitTimeoutError } from "../errors/wait-timeout-error.js";
-import type { ClaimResult, StoreRecord } from "../store/types.js";
+import type { StoreRecord } from "../store/types.js";
 import { type Call, emit } from "./call.js";
-import { ClaimLost, type Held, hold } from "./hold.js";
+import { ClaimLost, type Held, hold, parseResult } from "./hold.js";
+import { claimSpec } from "./lease.js";
 import { addEvent, decodeData, encodeData, type LedgerData, lastEvent } from "./ledger.js";
 import { Effect } from "./types.js";
 
@@ -24,16 +27,16 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
     const data: LedgerData = park
       ? { ...call.data, events: [{ type: "approval_requested", at: core.clock() }] }
       : call.data;
-    const claimed: ClaimResult = await core.store.claim(call.sk, {
-      fingerprint: call.key,
+    // Step "claim" (docs/claim-protocol.md): one atomic store.claim through the claim layer.
+    const claimed: Claim = await claimKey(
+      { ...claimSpec(call), state: park ? "awaiting_approval" : "pending", data: encodeData(data) },
       token,
-      leaseMs: core.leaseMs,
-      ttlMs: core.ttlMs,
-      state: park ? "awaiting_approval" : "pending",
-      data: encodeData(data),
-    });
+    );
     try {
-      if (claimed.status === "claimed" && !park) {
+      if (claimed.status === "held" && claimed.previous !== undefined) {
+        return await takeOver(call, claimed.record, claimed.previous, claimed.hold);
+      }
+      if (claimed.status === "held" && !park) {
         return await hold(call, {
           token,
           data,
@@ -41,10 +44,10 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
           argsDiffer: false,
           attempt: 1,
           releaseTo: "absent",
+          lease: claimed.hold,
         });
       }
-      if (claimed.status === "claimed") emit(call, { type: "approval_requested", attempt: 0 });
-      if (claimed.status === "taken_over") return await takeOver(call, claimed.record, claimed.previous);
+      if (claimed.status === "held") emit(call, { type: "approval_requested", attempt: 0 });
 
       let record: StoreRecord | undefined = claimed.record;
       // A record the claim just reported was not taken over by it; if it looks expired all the same (this clock runs
@@ -119,15 +122,16 @@ async function pause<A, R>(
 
 function replay<A, R>(call: Call<A, R>, record: StoreRecord): R {
   if (record.result === null) {
-    throw new LedgerStateError(
-      call.key,
-      record.state,
-      `The completed ledger record ${record.key} has no result`,
+    // Completed without a result: the tool ran, but what it returned was not JSON (see hold.ts `complete`).
+    throw new CanonicalizationError(
+      "$.result",
+      `the tool "${call.tool.name}" already ran for this key, but its result was not a JSON value, so the ledger ` +
+        "could not record it and cannot replay it; the tool will not run again for this key",
     );
   }
   const data = decodeData(record);
   emit(call, { type: "replayed", attempt: record.attempts, argsDiffer: data.argsHash !== call.argsHash });
-  return JSON.parse(record.result) as R;
+  return parseResult(record.result) as R;
 }
 
 function unknown<A, R>(call: Call<A, R>, record: StoreRecord): OutcomeUnknownError {
@@ -148,7 +152,12 @@ function heldFor<A>(call: Call<A, unknown>, data: LedgerData): Pick<Held<A>, "ar
 }
 
 /** A claim whose process stopped: keyed and idempotent calls run again with the same key; unguarded ones may not. */
-function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRecord): Promise<R> {
+function takeOver<A, R>(
+  call: Call<A, R>,
+  record: StoreRecord,
+  previous: StoreRecord,
+  lease: Held<A>["lease"],
+): Promise<R> {
   // Kept in the audit trail (written with the record's next change) so that an inspector sees crashes taken over.
   const data = addEvent(decodeData(record), {
     type: "taken_over",
@@ -166,6 +175,7 @@ function takeOver<A, R>(call: Call<A, R>, record: StoreRecord, previous: StoreRe
     ...heldFor(call, data),
     attempt,
     releaseTo: call.tool.requiresApproval ? "approved" : "absent",
+    lease,
   };
   if (unguarded && previous.attempts > 0) {
     held.unknownBecause = `the process running attempt ${previous.attempts} stopped while it was pending`;

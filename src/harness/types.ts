@@ -53,6 +53,13 @@ export interface ToolDefinition<A, R> {
    */
   requiresApproval?: boolean;
   /**
+   * Aborts `ctx.signal` this many milliseconds after each attempt starts (with a `TimeoutError` reason), for a tool
+   * that passes the signal on to its request. The attempt's failure is then retried or reported like any other; a
+   * tool that ignores the signal runs on, and its outcome is recorded when it ends.
+   * @default none
+   */
+  timeoutMs?: number;
+  /**
    * For `unguarded` tools only: checks the world after the harness lost track of a call (its process stopped while
    * it was pending, or an attempt failed ambiguously) and says what happened. `{ status: "done", result }` records
    * the result, `{ status: "not_done" }` lets the call run (again), and `undefined` leaves the outcome unknown
@@ -75,6 +82,7 @@ export interface Tool<A, R> {
   readonly effect: Effect;
   readonly identity: ((args: A) => unknown) | undefined;
   readonly requiresApproval: boolean;
+  readonly timeoutMs: number | undefined;
   readonly reconcile: ToolDefinition<A, R>["reconcile"];
   readonly run: (args: A, ctx: ToolContext) => R | Promise<R>;
 }

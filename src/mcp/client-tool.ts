@@ -1,4 +1,5 @@
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
 import type { Tool, ToolContext, ToolDefinition } from "../harness/types.js";
@@ -124,6 +125,11 @@ async function callOnce(
         noEffect: true,
         retryAfterMs: 1000,
       });
+    case Refusal.outcomeUnknown:
+      throw new OutcomeUnknownError(
+        ctx.idempotencyKey,
+        `The MCP tool "${name}" refused the call: ${text} Check whether it took effect, then resolve the key.`,
+      );
     case Refusal.keyInvalid:
     case Refusal.keyMissing:
       throw new ToolCallError(`The MCP tool "${name}" refused the call: ${text}`, {

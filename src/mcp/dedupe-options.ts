@@ -39,7 +39,7 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
   /**
    * How long a running call holds its key, in milliseconds; renewed every third of it while the tool runs. Only
    * matters when the server dies mid-call: the key is then refused as in flight for at most this long, after which a
-   * retry runs the tool again.
+   * retry takes it over (see `rerunAfterTakeover`).
    * @default 30000
    */
   leaseMs?: number;
@@ -55,6 +55,13 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
    * @default (result) => result.isError !== true
    */
   save?: (result: CallToolResult) => boolean | undefined;
+  /**
+   * What a retry does when it takes over a key whose lease ran out: the tool may have run, so by default it is
+   * refused (`outcome_unknown`, which `mcpTool` turns into `OutcomeUnknownError`) and the key recorded as such;
+   * `true` runs the tool again, for tools whose effects are themselves idempotent.
+   * @default false
+   */
+  rerunAfterTakeover?: boolean;
 }
 
 interface Resolved<Extra> {
@@ -64,6 +71,7 @@ interface Resolved<Extra> {
   leaseMs: number;
   retentionMs: number;
   save: (result: CallToolResult) => boolean | undefined;
+  rerunAfterTakeover: boolean;
 }
 
 export function resolveOptions<Extra extends McpHandlerExtra>(
@@ -85,7 +93,11 @@ export function resolveOptions<Extra extends McpHandlerExtra>(
     leaseMs: positive("leaseMs", options.leaseMs, 30_000),
     retentionMs: positive("retentionMs", options.retentionMs, 24 * 60 * 60 * 1000),
     save: options.save ?? (() => undefined),
+    rerunAfterTakeover: options.rerunAfterTakeover ?? false,
   };
+  if (typeof resolved.rerunAfterTakeover !== "boolean") {
+    throw new TypeError("options.rerunAfterTakeover must be a boolean");
+  }
   if (typeof resolved.scope !== "function") throw new TypeError("options.scope must be a function");
   if (typeof resolved.required !== "boolean") throw new TypeError("options.required must be a boolean");
   if (typeof resolved.save !== "function") throw new TypeError("options.save must be a function");

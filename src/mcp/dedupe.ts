@@ -1,7 +1,7 @@
-import { randomUUID } from "node:crypto";
+import { claimKey } from "../claim/claim.js";
+import type { Claim, Hold } from "../claim/types.js";
 import { canonicalize } from "../key/canonicalize.js";
 import { sha256Hex } from "../key/idempotency-key.js";
-import type { Store } from "../store/types.js";
 import { type McpDedupeOptions, type McpHandlerExtra, resolveOptions } from "./dedupe-options.js";
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
 import { REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
@@ -10,12 +10,14 @@ import type { McpCallToolResult } from "./types.js";
 
 // R is the handler's own result type (its SDK's CallToolResult), so the wrapped handler fits that SDK's registerTool.
 type Handler<A, E, R> = (args: A, extra: E) => R | Promise<R>;
+/** The handler's result, or a replay or refusal of it: the same type, with the fields idemkey may set. */
+type Result<R> = R & McpCallToolResult;
 
 /** Wraps one tool handler: `name` is the tool's name, so that a key reused for another tool is refused. */
 export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R extends McpCallToolResult>(
   name: string,
   handler: Handler<A, E, R>,
-) => (args: A, extra: E) => Promise<R>;
+) => (args: A, extra: E) => Promise<Result<R>>;
 
 /**
  * Dedupes tool calls at the MCP server on the idempotency key in their `_meta` (`"dev.idemkey/idempotency-key"`,
@@ -35,7 +37,7 @@ export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R ex
 export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
   options: McpDedupeOptions<Extra>,
 ): McpDedupe<Extra> {
-  const { store, scope, required, leaseMs, retentionMs, save } = resolveOptions(options);
+  const { store, scope, required, leaseMs, retentionMs, save, rerunAfterTakeover } = resolveOptions(options);
 
   return function dedupe<A, E extends Extra, R extends McpCallToolResult>(
     name: string,
@@ -46,8 +48,8 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
     }
     if (typeof handler !== "function") throw new TypeError(`the handler of "${name}" must be a function`);
 
-    const refuse = (refusal: Refusal, text: string) => refusalResult(refusal, text) as R;
-    return async function idempotent(args: A, extra: E): Promise<R> {
+    const refuse = (refusal: Refusal, text: string) => refusalResult(refusal, text) as Result<R>;
+    return async function idempotent(args: A, extra: E): Promise<Result<R>> {
       let key: string | undefined;
       try {
         key = idempotencyKeyOf(extra);
@@ -65,12 +67,13 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
       }
       const fingerprint = sha256Hex(canonicalize([name, args ?? null]));
       const recordKey = storeKey(who, key);
-      const token = randomUUID();
-      let claim: Awaited<ReturnType<Store["claim"]>>;
+      let claim: Claim;
       try {
-        claim = await store.claim(recordKey, {
+        // Step "claim" (docs/claim-protocol.md); the claim layer renews the lease while the tool runs.
+        claim = await claimKey({
+          store,
+          key: recordKey,
           fingerprint,
-          token,
           leaseMs,
           ttlMs: retentionMs,
           data: JSON.stringify({ scope: who, key, tool: name }),
@@ -91,32 +94,38 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
               "call unchanged, or send this one with a new key.",
           );
         }
+        if (record.state === "outcome_unknown") return refuse(Refusal.outcomeUnknown, UNKNOWN);
         if (record.state !== "completed" || record.result === null) {
           return refuse(
             Refusal.keyInFlight,
             "A call with this idempotency key is still running. Retry it later to get its result.",
           );
         }
-        const saved = JSON.parse(record.result) as R;
+        const saved = JSON.parse(record.result) as Result<R>;
         return { ...saved, _meta: { ...saved._meta, [REPLAYED_META]: true } };
       }
+      const { hold } = claim;
+      if (claim.previous !== undefined && !rerunAfterTakeover) {
+        // The call that held the key may have run: record its outcome as unknown (step "mark unknown").
+        try {
+          await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+        } catch (error) {
+          warn(`could not record the unknown outcome of a "${name}" call`, error);
+        } finally {
+          hold.stop();
+        }
+        return refuse(Refusal.outcomeUnknown, UNKNOWN);
+      }
 
-      const renewal = setInterval(() => {
-        store.update(recordKey, { token, state: "pending" }, { leaseMs }).catch(() => {
-          // A store hiccup: the next renewal may still come before the lease runs out.
-        });
-      }, leaseMs / 3);
-      // A renewal timer must not keep a process alive that is otherwise done.
-      renewal.unref();
-      let result: R;
+      let result: Result<R>;
       try {
         result = await handler(args, extra);
       } catch (error) {
-        clearInterval(renewal);
-        await release(recordKey, token);
+        await release(hold);
         throw error;
       }
-      clearInterval(renewal);
+      if (hold.lost.aborted)
+        warn(`the key of a "${name}" call was taken over while it ran`, hold.lost.reason);
       let text: string | undefined;
       try {
         text = (save(result) ?? result.isError !== true) ? JSON.stringify(result) : undefined;
@@ -124,26 +133,23 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         warn(`the result of a "${name}" call could not be saved`, error);
       }
       if (text === undefined) {
-        await release(recordKey, token);
+        await release(hold);
         return result;
       }
       try {
-        await store.update(
-          recordKey,
-          { token, state: "pending" },
-          { state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs },
-        );
+        // The save-retry rule: retried with backoff under a renewed lease.
+        await hold.save({ state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs });
       } catch (error) {
-        // The tool ran: its result goes to the client; the key stays claimed until its lease runs out.
+        // The tool ran: its result goes to the client; the key stays locked, so a retry is refused, never rerun.
         warn(`the result of a "${name}" call could not be saved`, error);
       }
       return result;
     };
   };
 
-  async function release(recordKey: string, token: string): Promise<void> {
+  async function release(hold: Hold): Promise<void> {
     try {
-      await store.delete(recordKey, { token, state: "pending" });
+      await hold.release();
     } catch (error) {
       // The key stays claimed until its lease runs out; then a retry takes it over.
       warn("could not release a key", error);
@@ -155,6 +161,10 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
 function storeKey(scope: string, key: string): string {
   return `mcp:${sha256Hex(JSON.stringify([scope, key]))}`;
 }
+
+const UNKNOWN =
+  "An earlier call with this idempotency key was interrupted while it ran, and it may or may not have taken " +
+  "effect, so it is not run again. Check whether it took effect before calling again with a new key.";
 
 function refusalResult(refusal: Refusal, text: string): McpCallToolResult {
   return { content: [{ type: "text", text }], isError: true, _meta: { [REFUSAL_META]: refusal } };

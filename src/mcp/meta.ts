@@ -35,5 +35,10 @@ export const Refusal = {
   keyInFlight: "key_in_flight",
   /** The store could not be reached: retry later with the same key. */
   unavailable: "unavailable",
+  /**
+   * A call with the key was interrupted (its server died, or lost the store past its lease) and may have taken
+   * effect: it is not run again. Check whether it took effect.
+   */
+  outcomeUnknown: "outcome_unknown",
 } as const;
 export type Refusal = (typeof Refusal)[keyof typeof Refusal];

@@ -1,4 +1,6 @@
-import { randomUUID } from "node:crypto";
+import { claimKey } from "../claim/claim.js";
+import type { Claim } from "../claim/types.js";
+import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { sha256Hex } from "../key/idempotency-key.js";
 import { type RequestBody, requestFingerprint } from "./fingerprint.js";
 import { parseKeyHeader } from "./key-header.js";
@@ -93,21 +95,32 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
         await request.body(),
       );
       const recordKey = storeKey(scope, key);
-      const token = randomUUID();
       const data = JSON.stringify({ scope, key, method, target: request.target });
 
-      let claim: Awaited<ReturnType<typeof store.claim>>;
+      let claim: Claim;
       try {
-        claim = await store.claim(recordKey, { fingerprint, token, leaseMs, ttlMs: retentionMs, data });
+        // Step "claim" (docs/claim-protocol.md), with the lease renewed by the claim layer while the handler runs.
+        claim = await claimKey({
+          store,
+          key: recordKey,
+          fingerprint,
+          leaseMs,
+          ttlMs: retentionMs,
+          data,
+          saveBudgetMs: resolved.saveRetryMs,
+          onRenewError: (error) => reportPhase("renew", error, scope, key),
+        });
       } catch (error) {
         report(error, scope, key);
         return unavailable();
       }
-      if (claim.status !== "exists") {
-        return {
-          action: "run",
-          lock: startLock(resolved as ResolvedOptions<never>, recordKey, token, scope, key),
-        };
+      if (claim.status === "held" && claim.previous !== undefined && !resolved.rerunAfterTakeover) {
+        // A takeover: the handler of the request that held the key may have run. Unless the application opted in
+        // to running it again, the key is recorded as outcome unknown (step "mark unknown") and never runs twice.
+        return takenOver(claim.hold, scope, key);
+      }
+      if (claim.status === "held") {
+        return { action: "run", lock: startLock(resolved as ResolvedOptions<never>, claim.hold, scope, key) };
       }
 
       const { record } = claim;
@@ -120,6 +133,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
           ),
         );
       }
+      if (record.state === "outcome_unknown") return respond(outcomeUnknown());
       if (record.state !== "completed") {
         return respond(
           problem(
@@ -165,11 +179,45 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
   };
 
   function report(error: unknown, scope: string, key: string): void {
+    reportPhase("claim", error, scope, key);
+  }
+
+  function reportPhase(phase: "claim" | "renew", error: unknown, scope: string, key: string): void {
     try {
-      resolved.onError({ error, phase: "claim", scope, key });
+      resolved.onError({ error, phase, scope, key });
     } catch {
-      // The client gets its 503 whatever the hook does.
+      // The client gets its answer whatever the hook does.
     }
+  }
+
+  async function takenOver(hold: Extract<Claim, { status: "held" }>["hold"], scope: string, key: string) {
+    try {
+      await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+    } catch (error) {
+      // Left pending, the key lapses again and the next retry takes it over: the same answer, never a rerun.
+      report(error, scope, key);
+    } finally {
+      hold.stop();
+    }
+    report(
+      new OutcomeUnknownError(
+        key,
+        `A retry took over the Idempotency-Key ${JSON.stringify(key)} after its lease ran out: the handler of the ` +
+          "request that held it may have run, so it is not run again (rerunAfterTakeover: false)",
+      ),
+      scope,
+      key,
+    );
+    return respond(outcomeUnknown());
+  }
+
+  function outcomeUnknown() {
+    return problem(
+      ProblemType.outcomeUnknown,
+      "An earlier request with this Idempotency-Key was interrupted while it was being processed, and it may or " +
+        "may not have taken effect, so it will not be processed again. Check whether it took effect before " +
+        "sending it with a new key.",
+    );
   }
 
   function unavailable(): Decision {

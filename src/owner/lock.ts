@@ -1,3 +1,4 @@
+import type { Hold } from "../claim/types.js";
 import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../errors/response-too-large-error.js";
 import type { ResolvedOptions } from "./options.js";
@@ -15,8 +16,8 @@ export interface HandlerResponse {
 }
 
 /**
- * The hold one request has on its key while its handler runs. The adapter calls `finish` exactly once, with the
- * response (saved or released per `save`); until then the lease is renewed in the background.
+ * The hold one request has on its key while its handler runs (the claim layer's `Hold`). The adapter calls `finish`
+ * exactly once, with the response (saved or released per `save`); until then the lease is renewed in the background.
  */
 export interface Lock {
   readonly scope: string;
@@ -27,17 +28,9 @@ export interface Lock {
   finish(response: HandlerResponse): Promise<void>;
 }
 
-export function startLock(
-  options: ResolvedOptions<never>,
-  recordKey: string,
-  token: string,
-  scope: string,
-  key: string,
-): Lock {
-  const { store, leaseMs, retentionMs, onError } = options;
-  let lost = false;
+export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: string, key: string): Lock {
+  const { retentionMs, onError } = options;
   let finished = false;
-  let renewing = false;
 
   const report = (phase: "renew" | "save" | "release", error: unknown) => {
     try {
@@ -46,42 +39,31 @@ export function startLock(
       // A failing error hook must not turn a finished request into an unhandled rejection.
     }
   };
-
-  const renew = async () => {
-    if (renewing || finished || lost) return;
-    renewing = true;
-    try {
-      const renewed = await store.update(
-        recordKey,
-        { token, state: "pending" },
-        { leaseMs, ttlMs: retentionMs },
-      );
-      if (!renewed && !finished) {
-        lost = true;
-        clearInterval(timer);
-        report("renew", new LeaseLostError(key));
-      }
-    } catch (error) {
-      report("renew", error);
-    } finally {
-      renewing = false;
-    }
-  };
-  const timer = setInterval(renew, Math.max(1, Math.floor(leaseMs / 3)));
-  // A renewal timer must not keep a process alive that is otherwise done.
-  timer.unref();
+  // The claim layer renews the lease; a renewal that finds the key taken over is the lost signal.
+  hold.lost.addEventListener("abort", () => {
+    if (!finished) report("renew", new LeaseLostError(key));
+  });
 
   const complete = async (result: string) => {
-    try {
-      const saved = await store.update(
-        recordKey,
-        { token, state: "pending" },
+    // The save-retry rule: retried with backoff under a renewed lease. The response waits for the first try only;
+    // later tries go on in the background, so that an outage delays no client beyond one store round trip.
+    let firstFailed!: () => void;
+    const failedOnce = new Promise<void>((resolve) => {
+      firstFailed = resolve;
+    });
+    const saving = hold
+      .save(
         { state: "completed", token: null, leaseMs: null, result, ttlMs: retentionMs },
+        { onRetry: () => firstFailed() },
+      )
+      .then(
+        (saved) => {
+          if (!saved && !hold.lost.aborted) report("save", new LeaseLostError(key));
+        },
+        // Given up: the key stays locked (pending), so a retry after the lease is answered outcome-unknown.
+        (error: unknown) => report("save", error),
       );
-      if (!saved && !lost) report("save", new LeaseLostError(key));
-    } catch (error) {
-      report("save", error);
-    }
+    await Promise.race([saving, failedOnce]);
   };
 
   return {
@@ -91,7 +73,6 @@ export function startLock(
     async finish(response) {
       if (finished) return;
       finished = true;
-      clearInterval(timer);
       const { status, threw, body } = response;
       let save: boolean;
       try {
@@ -103,7 +84,7 @@ export function startLock(
       }
       if (!save) {
         try {
-          await store.delete(recordKey, { token });
+          await hold.release();
         } catch (error) {
           // The key stays blocked until its lease runs out; then a retry takes it over.
           report("release", error);

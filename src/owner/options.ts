@@ -88,6 +88,22 @@ export interface IdempotencyOptions<Req> {
    */
   save?: (outcome: SaveOutcome) => boolean | undefined;
   /**
+   * What a retry does when it takes over a key whose lease ran out (the process running its handler died, or lost
+   * the store for longer than the lease and the save budget). The handler may have run and taken effect, so by
+   * default the retry is answered `409` with the problem `outcome-unknown`, the key is recorded as such, and every
+   * later retry gets the same answer until the record expires (`retentionMs`) or an operator deletes it: nothing runs
+   * twice. `true` runs the handler again instead, for handlers whose effects are themselves idempotent.
+   * @default false
+   */
+  rerunAfterTakeover?: boolean;
+  /**
+   * How long, in milliseconds, the save of a response is retried while the store fails, with backoff and with the
+   * lease kept alive, before the middleware gives up (leaving the key locked, so that a retry is answered
+   * `outcome-unknown` rather than run again) and tells `onError` (phase `save`).
+   * @default 2 × leaseMs
+   */
+  saveRetryMs?: number;
+  /**
    * The `Retry-After` (seconds) sent with 409 (key in flight) and 503 (store unavailable).
    * @default 1
    */
@@ -111,6 +127,8 @@ export interface ResolvedOptions<Req> {
   readonly keepHeaders: ReadonlySet<string>;
   readonly save: (outcome: SaveOutcome) => boolean;
   readonly retryAfterSeconds: number;
+  readonly rerunAfterTakeover: boolean;
+  readonly saveRetryMs: number;
   readonly onError: (event: IdempotencyErrorEvent) => void;
 }
 
@@ -138,7 +156,7 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
   }
   const { store, scope, methods, required, leaseMs, retentionMs, maxResponseBytes, keepHeaders, save } =
     options;
-  const { retryAfterSeconds, onError } = options;
+  const { retryAfterSeconds, onError, rerunAfterTakeover, saveRetryMs } = options;
 
   if (
     typeof store !== "object" ||
@@ -161,13 +179,17 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
   if (onError !== undefined && typeof onError !== "function") {
     throw new TypeError(`options.onError must be a function, got ${typeof onError}`);
   }
+  if (rerunAfterTakeover !== undefined && typeof rerunAfterTakeover !== "boolean") {
+    throw new TypeError(`options.rerunAfterTakeover must be a boolean, got ${typeof rerunAfterTakeover}`);
+  }
+  const lease = positiveInteger("leaseMs", leaseMs, DEFAULT_LEASE_MS);
 
   return {
     store,
     scope: scope ?? (() => ""),
     methods: new Set(nameList("methods", methods ?? DEFAULT_METHODS, true).map((m) => m.toUpperCase())),
     required: required ?? true,
-    leaseMs: positiveInteger("leaseMs", leaseMs, DEFAULT_LEASE_MS),
+    leaseMs: lease,
     retentionMs: positiveInteger("retentionMs", retentionMs, DEFAULT_RETENTION_MS),
     maxResponseBytes: positiveInteger("maxResponseBytes", maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES),
     keepHeaders: new Set([
@@ -176,6 +198,8 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
     ]),
     save: save ? (outcome) => save(outcome) ?? defaultSave(outcome) : defaultSave,
     retryAfterSeconds: positiveInteger("retryAfterSeconds", retryAfterSeconds, 1),
+    rerunAfterTakeover: rerunAfterTakeover ?? false,
+    saveRetryMs: positiveInteger("saveRetryMs", saveRetryMs, 2 * lease),
     onError: onError ?? logError,
   };
 }

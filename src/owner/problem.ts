@@ -14,6 +14,7 @@ export const ProblemType = {
   keyReused: "https://idemkey.dev/problems/key-reused",
   storeUnavailable: "https://idemkey.dev/problems/store-unavailable",
   responseNotSaved: "https://idemkey.dev/problems/response-not-saved",
+  outcomeUnknown: "https://idemkey.dev/problems/outcome-unknown",
 } as const;
 export type ProblemType = (typeof ProblemType)[keyof typeof ProblemType];
 
@@ -24,6 +25,7 @@ const TITLES: Record<ProblemType, [number, string]> = {
   [ProblemType.keyReused]: [422, "Idempotency-Key reused for a different request"],
   [ProblemType.storeUnavailable]: [503, "Idempotency store unavailable"],
   [ProblemType.responseNotSaved]: [500, "Response to this Idempotency-Key not saved"],
+  [ProblemType.outcomeUnknown]: [409, "Outcome of the request with this Idempotency-Key unknown"],
 };
 
 const encoder = new TextEncoder();

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { StoreError } from "../errors/store-error.js";
-import { decideClaim } from "../store/record.js";
+import { decideClaim, resent } from "../store/record.js";
 import type {
   ClaimInput,
   ClaimResult,
@@ -15,6 +15,12 @@ import { checkIdentifier, guard, type Queryable, qualified } from "./client.js";
 import { migrate } from "./schema.js";
 
 export interface PostgresStoreOptions extends StoreOptions {
+  /**
+   * Replaces the server's clock for tests. By default every lease and expiry is decided in SQL on PostgreSQL's own
+   * clock (`statement_timestamp()`), so that processes whose clocks disagree still agree on whether a lease lapsed.
+   * @default the server's clock
+   */
+  clock?: () => number;
   /**
    * The table the records live in, created and migrated on first use. The harness ledger and the middleware may
    * share one table, since their keys never collide, or keep one each.
@@ -41,7 +47,7 @@ export interface PostgresStoreOptions extends StoreOptions {
 /**
  * Version 1 of the records table; later versions append a migration and never edit this one. Keys sort bytewise
  * (`COLLATE "C"`) whatever the database's locale, so listing pages the same everywhere. Times are epoch
- * milliseconds from the store's clock, not the server's, like every other store.
+ * milliseconds, on the server's clock unless the store has a `clock` option.
  */
 const migrations = (table: string, name: string): string[] => [
   `CREATE TABLE ${table} (
@@ -59,6 +65,17 @@ const migrations = (table: string, name: string): string[] => [
   );
   CREATE INDEX "${name}_expires_at" ON ${table} (expires_at);`,
 ];
+
+/**
+ * The statement's instant in epoch ms: the parameter when the store has a `clock` option (tests), else the server's
+ * `statement_timestamp()`, one value for the whole statement, so that every process on the database agrees on
+ * whether a lease has lapsed whatever its own clock says.
+ */
+const serverNow = (param: string) =>
+  `COALESCE(${param}::bigint, floor(extract(epoch from statement_timestamp()) * 1000)::bigint)`;
+
+/** The first row of a claim's answer: only its instant, in `created_at`. */
+const NOW_ROW = `NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, now, NULL, NULL`;
 
 const COLUMNS = `key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at`;
 
@@ -111,6 +128,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     throw new TypeError("postgresStore: client must be a pg.Pool or another client with query(text, values)");
   }
   const { clock, schema, table, preparedStatements } = resolveOptions(options);
+  keepAliveOnIdleErrors(client);
   const t = qualified(schema, table);
   let init: Promise<void> | undefined;
   const ready = () => {
@@ -121,6 +139,8 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     return init;
   };
   const prepared = preparedStatements ?? isNodePostgres(client);
+  /** The `now` a statement is given: null lets the server's clock decide; the `clock` option (tests) otherwise. */
+  const given = () => (clock ? clock() : null);
   const names = new Map<string, string>();
   const run = async (sql: string, values: unknown[]) => {
     if (!prepared) return (await client.query(sql, values)) as { rows: Row[]; rowCount: number | null };
@@ -137,12 +157,16 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     };
   };
 
-  const claimOnce = async (key: string, input: ClaimInput, now: number): Promise<ClaimResult | undefined> => {
+  const claimOnce = async (
+    key: string,
+    input: ClaimInput,
+    given: number | null,
+  ): Promise<ClaimResult | undefined> => {
     const state = input.state ?? "pending";
     const { rows } = await run(
       `WITH i AS (
          SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
-                $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, $8::bigint AS now
+                $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, ${serverNow("$8")} AS now
        ), cur AS (
          SELECT r.* FROM ${t} r, i WHERE r.key = i.key
        ), old AS (
@@ -178,10 +202,13 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
        SELECT 'cur' AS source, ${COLUMNS} FROM cur
        UNION ALL SELECT 'old', ${COLUMNS} FROM old
        UNION ALL SELECT 'replaced', ${COLUMNS} FROM replaced
-       UNION ALL SELECT 'inserted', ${COLUMNS} FROM inserted`,
-      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, now],
+       UNION ALL SELECT 'inserted', ${COLUMNS} FROM inserted
+       UNION ALL SELECT 'now', ${NOW_ROW} FROM i`,
+      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, given],
     );
     const row = (source: string) => rows.find((r) => r.source === source);
+    // The instant the statement decided on: the server's clock, or the `clock` option's.
+    const now = Number(row("now")!.created_at);
     const inserted = row("inserted");
     if (inserted) return { status: "claimed", record: toRecord(inserted) };
     const old = row("old");
@@ -189,8 +216,10 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       const cur = row("cur");
       if (!cur) return undefined;
       const record = toRecord(cur);
-      // Replaceable in the snapshot but not once locked: another claim just won it, so look again.
       const live = record.expiresAt > now ? record : undefined;
+      // The resend rule: this token already holds the live record, so answer what its first arrival decided.
+      if (live?.state === "pending" && live.token === input.token) return resent(live);
+      // Replaceable in the snapshot but not once locked: another claim just won it, so look again.
       if (decideClaim(key, live, input, now).status !== "exists") return undefined;
       return { status: "exists", record };
     }
@@ -207,7 +236,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       guard("claim", key, async () => {
         await ready();
         for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-          const result = await claimOnce(key, input, clock());
+          const result = await claimOnce(key, input, clock ? clock() : null);
           if (result) return result;
         }
         throw new StoreError(
@@ -220,34 +249,35 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     get: (key) =>
       guard("get", key, async () => {
         await ready();
-        const { rows } = await run(`SELECT ${COLUMNS} FROM ${t} WHERE key = $1 AND expires_at > $2`, [
-          key,
-          clock(),
-        ]);
+        const { rows } = await run(
+          `SELECT ${COLUMNS} FROM ${t} WHERE key = $1 AND expires_at > ${serverNow("$2")}`,
+          [key, given()],
+        );
         return rows[0] && toRecord(rows[0]);
       }),
     update: (key, expect, patch) =>
       guard("update", key, async () => {
         await ready();
-        const values: unknown[] = [key, clock()];
+        const values: unknown[] = [key, given()];
         const param = (value: unknown, type: string) => {
           values.push(value);
           return `$${values.length}::${type}`;
         };
-        const sets = ["updated_at = $2"];
+        const now = serverNow("$2");
+        const sets = [`updated_at = ${now}`];
         if (patch.state !== undefined) sets.push(`state = ${param(patch.state, "text")}`);
         if (patch.token !== undefined) sets.push(`token = ${param(patch.token, "text")}`);
         if (patch.leaseMs !== undefined) {
           sets.push(
-            `lease_until = ${patch.leaseMs === null ? "NULL" : `$2 + ${param(patch.leaseMs, "bigint")}`}`,
+            `lease_until = ${patch.leaseMs === null ? "NULL" : `${now} + ${param(patch.leaseMs, "bigint")}`}`,
           );
         }
         if (patch.attempts !== undefined) sets.push(`attempts = ${param(patch.attempts, "integer")}`);
         if (patch.result !== undefined) sets.push(`result = ${param(patch.result, "text")}`);
         if (patch.data !== undefined) sets.push(`data = ${param(patch.data, "text")}`);
-        if (patch.ttlMs !== undefined) sets.push(`expires_at = $2 + ${param(patch.ttlMs, "bigint")}`);
+        if (patch.ttlMs !== undefined) sets.push(`expires_at = ${now} + ${param(patch.ttlMs, "bigint")}`);
         const { rows } = await run(
-          `UPDATE ${t} SET ${sets.join(", ")} WHERE key = $1 AND expires_at > $2::bigint${conditions(expect, param)}
+          `UPDATE ${t} SET ${sets.join(", ")} WHERE key = $1 AND expires_at > ${now}${conditions(expect, param)}
            RETURNING ${COLUMNS}`,
           values,
         );
@@ -256,13 +286,13 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     delete: (key, expect) =>
       guard("delete", key, async () => {
         await ready();
-        const values: unknown[] = [key, clock()];
+        const values: unknown[] = [key, given()];
         const param = (value: unknown, type: string) => {
           values.push(value);
           return `$${values.length}::${type}`;
         };
         const { rowCount } = await run(
-          `DELETE FROM ${t} WHERE key = $1 AND expires_at > $2::bigint${conditions(expect, param)}`,
+          `DELETE FROM ${t} WHERE key = $1 AND expires_at > ${serverNow("$2")}${conditions(expect, param)}`,
           values,
         );
         return (rowCount ?? 0) > 0;
@@ -271,11 +301,11 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       guard("list", undefined, async () => {
         await ready();
         const { rows } = await run(
-          `SELECT ${COLUMNS} FROM ${t} WHERE expires_at > $1::bigint
+          `SELECT ${COLUMNS} FROM ${t} WHERE expires_at > ${serverNow("$1")}
              AND ($2::text IS NULL OR (key >= $2 AND starts_with(key, $2)))
              AND ($3::text IS NULL OR state = $3) AND ($4::text IS NULL OR key > $4)
            ORDER BY key LIMIT $5::integer`,
-          [clock(), query.prefix ?? null, query.state ?? null, query.after ?? null, query.limit ?? 100],
+          [given(), query.prefix ?? null, query.state ?? null, query.after ?? null, query.limit ?? 100],
         );
         return rows.map(toRecord);
       }),
@@ -285,8 +315,8 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
         // Bounded, and SKIP LOCKED so that a purge never waits on (or for) a claim replacing an expired row.
         const { rowCount } = await run(
           `DELETE FROM ${t} WHERE key IN (
-             SELECT key FROM ${t} WHERE expires_at <= $1::bigint LIMIT $2::integer FOR UPDATE SKIP LOCKED)`,
-          [clock(), limit],
+             SELECT key FROM ${t} WHERE expires_at <= ${serverNow("$1")} LIMIT $2::integer FOR UPDATE SKIP LOCKED)`,
+          [given(), limit],
         );
         return rowCount ?? 0;
       }),
@@ -302,6 +332,28 @@ function conditions(expect: Expect, param: (value: unknown, type: string) => str
   return sql;
 }
 
+/**
+ * A `pg.Pool` emits `'error'` when an idle connection dies (a server restart, a terminated backend); with no
+ * listener, Node turns that into an uncaught exception that ends the process. The store's own calls fail with a
+ * `StoreError` and the pool reconnects, so an idle connection's death is only worth a warning. Attached only when
+ * the application has no listener of its own.
+ */
+function keepAliveOnIdleErrors(client: Queryable): void {
+  const emitter = client as Partial<{
+    on(event: "error", listener: (error: Error) => void): unknown;
+    listenerCount(event: string): number;
+  }>;
+  if (typeof emitter.on !== "function" || typeof emitter.listenerCount !== "function") return;
+  if (emitter.listenerCount("error") > 0) return;
+  emitter.on("error", (error: Error) => {
+    process.emitWarning(
+      `idemkey/postgres: an idle connection of the pool failed (${error.message}); the pool replaces it. Add ` +
+        "pool.on('error', ...) to handle this yourself.",
+      "IdemkeyWarning",
+    );
+  });
+}
+
 /** node-postgres's `Pool` and `Client` take the `{ name, text, values }` form; PGlite and other clients may not. */
 function isNodePostgres(client: Queryable): boolean {
   const c = client as { totalCount?: unknown; connectionParameters?: unknown };
@@ -315,13 +367,13 @@ function resolveOptions(options: PostgresStoreOptions) {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("postgresStore: options must be an object");
   }
-  const { clock = Date.now, table = "idemkey_records", schema = "public", preparedStatements } = options;
+  const { clock, table = "idemkey_records", schema = "public", preparedStatements } = options;
   if (preparedStatements !== undefined && typeof preparedStatements !== "boolean") {
     throw new TypeError(
       `postgresStore: options.preparedStatements must be a boolean, got ${typeof preparedStatements}`,
     );
   }
-  if (typeof clock !== "function") {
+  if (clock !== undefined && typeof clock !== "function") {
     throw new TypeError(
       `postgresStore: options.clock must be a function returning epoch ms, got ${typeof clock}`,
     );

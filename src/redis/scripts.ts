@@ -3,9 +3,11 @@
  * record and its index entries) can never interleave with another client's.
  *
  * Layout 2 (recorded in the marker key `<prefix>layout`, see layout.ts). A record is a hash under `<prefix>r:<key>`
- * with the fields of FIELDS; a field that is null is absent. Times are decimal strings of epoch ms: JavaScript
- * computes every new time, and Lua only compares them (`tonumber`) and copies them, so no epoch millisecond ever goes
- * through Lua's 14-digit number formatting. Scripts read the fields they check with one HMGET and write only the
+ * with the fields of FIELDS; a field that is null is absent. Times are decimal strings of epoch ms. Every script
+ * decides time on Redis's clock (`TIME`, read once per script) unless the client passed a `now` (the store's `clock`
+ * option, for tests): so a process whose clock is skewed can neither take over a live lease nor stretch its own.
+ * New times are `now` plus a duration the client sends; they are formatted with `%.0f`, exact for epoch
+ * milliseconds (13 digits, far below 2^53). Scripts read the fields they check with one HMGET and write only the
  * fields that change: no JSON is decoded or encoded in Redis. Layout 1 kept each record as one JSON string; a script
  * that meets one fails with an `IDEMKEY_LAYOUT` error rather than misread it.
  *
@@ -30,6 +32,12 @@ export const FIELDS = [
 ] as const;
 
 const READ = `
+local function clock(given)
+  if given ~= '' then return tonumber(given) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function ms(n) return string.format('%.0f', n) end
 local function read(key, ...)
   local ok, r = pcall(redis.call, 'HMGET', key, ...)
   if ok then return r end
@@ -42,12 +50,15 @@ local ALL = {${FIELDS.map((f) => `'${f}'`).join(", ")}}
 const AT = Object.fromEntries(FIELDS.map((f, i) => [f, i + 1])) as Record<(typeof FIELDS)[number], number>;
 
 /**
- * ARGV: key, now, state, fingerprint, token, leaseUntil ('' for none), expiresAt, physical TTL, takeover leaseUntil,
- * then data when there is any. Returns {'claimed'} for a new record (the client built it), or {status, fields...} with
- * the record as it was (FIELDS order; on a takeover the client applies the same change).
+ * ARGV: key, now ('' for Redis's TIME), state, fingerprint, token, leaseMs ('' for no lease), ttlMs, physical TTL,
+ * then data when there is any. Returns {status, now, fields...}: {'claimed', now} for a new record (the client builds
+ * it from `now`), or the record as it was (FIELDS order; on a takeover the client applies the same change).
+ * `resent_takeover` is the resend rule's answer for a takeover (see record.ts `resent`).
  */
 export const CLAIM = `${READ}
-local key, now = ARGV[1], tonumber(ARGV[2])
+local key, now = ARGV[1], clock(ARGV[2])
+local stamp = ms(now)
+local expiresAtNew = ms(now + tonumber(ARGV[7]))
 -- EXISTS first: a fresh key, the common case, then reads nothing.
 local r = redis.call('EXISTS', KEYS[1]) == 1 and read(KEYS[1], unpack(ALL)) or {}
 local expiresAt = r[${AT.expiresAt}]
@@ -55,58 +66,75 @@ if not expiresAt or tonumber(expiresAt) <= now then
   -- An expired record may still hold fields the new one leaves absent.
   if expiresAt then redis.call('DEL', KEYS[1]) end
   local set = {'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
-    'createdAt', ARGV[2], 'updatedAt', ARGV[2], 'expiresAt', ARGV[7]}
-  if ARGV[6] ~= '' then set[#set + 1] = 'leaseUntil'; set[#set + 1] = ARGV[6] end
-  if ARGV[10] then set[#set + 1] = 'data'; set[#set + 1] = ARGV[10] end
+    'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew}
+  if ARGV[6] ~= '' then set[#set + 1] = 'leaseUntil'; set[#set + 1] = ms(now + tonumber(ARGV[6])) end
+  if ARGV[9] then set[#set + 1] = 'data'; set[#set + 1] = ARGV[9] end
   redis.call('HSET', KEYS[1], unpack(set))
   redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  redis.call('ZADD', KEYS[2], ARGV[7], key)
+  redis.call('ZADD', KEYS[2], expiresAtNew, key)
   -- A record Redis expired itself left its key index entry behind; a new key needs one.
   if not expiresAt then redis.call('ZADD', KEYS[3], 0, key) end
-  return {'claimed'}
+  return {'claimed', stamp}
 end
 local state, token, leaseUntil = r[${AT.state}], r[${AT.token}], r[${AT.leaseUntil}]
--- The same token again is this very claim, resent by a client after a dropped connection: it already holds the key.
-if state == 'pending' and token == ARGV[5] then return {'claimed', unpack(r)} end
 if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.fingerprint}] == ARGV[4] then
-  redis.call('HSET', KEYS[1], 'token', ARGV[5], 'leaseUntil', ARGV[9], 'updatedAt', ARGV[2])
+  local lease = ARGV[6] ~= '' and ARGV[6] or '0'
+  redis.call('HSET', KEYS[1], 'token', ARGV[5], 'leaseUntil', ms(now + tonumber(lease)), 'updatedAt', stamp)
   -- Keep the later expiry; the index's score for the earlier one stays a valid lower bound.
-  if tonumber(ARGV[7]) > tonumber(expiresAt) then
-    redis.call('HSET', KEYS[1], 'expiresAt', ARGV[7])
+  if tonumber(expiresAtNew) > tonumber(expiresAt) then
+    redis.call('HSET', KEYS[1], 'expiresAt', expiresAtNew)
     redis.call('PEXPIRE', KEYS[1], ARGV[8])
   end
-  return {'taken_over', unpack(r)}
+  return {'taken_over', stamp, unpack(r)}
 end
-return {'exists', unpack(r)}
+-- The resend rule: the same token again is this very claim, resent by a client after a dropped connection. It
+-- answers what the first arrival decided: created here (untouched since) or taken over (updatedAt moved on).
+if state == 'pending' and token == ARGV[5] then
+  return {r[${AT.createdAt}] == r[${AT.updatedAt}] and 'claimed' or 'resent_takeover', stamp, unpack(r)}
+end
+return {'exists', stamp, unpack(r)}
 `;
 
 /**
- * ARGV: key, now, expected token ('=' .. token, or '' for any), expected state ('' for any), new expiresAt ('' when
- * it stays), physical TTL for it, how many field/value pairs follow, the pairs, then the fields to clear. Returns the
- * fields as they were (FIELDS order; the client applies the same patch), or nil when no live record matched.
+ * ARGV: key, now ('' for TIME), expected token ('=' .. token, or '' for any), expected state ('' for any), new ttlMs
+ * ('' when the expiry stays), physical TTL for it, how many field/value pairs follow, the pairs, then the fields to
+ * clear. A value of the form '+N' is a time: now plus N ms. Returns {now, fields as they were...} (FIELDS order; the
+ * client applies the same patch), or nil when no live record matched.
  */
 export const UPDATE = `${READ}
-local now = tonumber(ARGV[2])
+local now = clock(ARGV[2])
 local r = read(KEYS[1], unpack(ALL))
 local expiresAt = r[${AT.expiresAt}]
 if not expiresAt or tonumber(expiresAt) <= now then return nil end
 if ARGV[3] ~= '' and r[${AT.token}] ~= string.sub(ARGV[3], 2) then return nil end
 if ARGV[4] ~= '' and r[${AT.state}] ~= ARGV[4] then return nil end
 local last = 7 + 2 * tonumber(ARGV[7])
-redis.call('HSET', KEYS[1], 'updatedAt', ARGV[2], unpack(ARGV, 8, last))
-if #ARGV > last then redis.call('HDEL', KEYS[1], unpack(ARGV, last + 1)) end
+local set = {'updatedAt', ms(now)}
+for i = 8, last, 2 do
+  local value = ARGV[i + 1]
+  if string.sub(value, 1, 1) == '+' then value = ms(now + tonumber(string.sub(value, 2))) end
+  set[#set + 1] = ARGV[i]
+  set[#set + 1] = value
+end
 if ARGV[5] ~= '' then
+  local newExpiry = ms(now + tonumber(ARGV[5]))
+  set[#set + 1] = 'expiresAt'
+  set[#set + 1] = newExpiry
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
   -- A later expiry keeps the index score, a valid lower bound; an earlier one must lower it.
-  if tonumber(ARGV[5]) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1]) end
+  if tonumber(newExpiry) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], newExpiry, ARGV[1]) end
 end
-return r
+redis.call('HSET', KEYS[1], unpack(set))
+if #ARGV > last then redis.call('HDEL', KEYS[1], unpack(ARGV, last + 1)) end
+local out = {ms(now)}
+for i = 1, #ALL do out[i + 1] = r[i] end
+return out
 `;
 
-/** ARGV: key, now, expected token ('=' .. token, or ''), expected state (or ''). Returns 1 when it deleted. */
+/** ARGV: key, now ('' for TIME), expected token ('=' .. token, or ''), expected state (or ''). Returns 1 when it deleted. */
 export const DELETE = `${READ}
 local r = read(KEYS[1], 'expiresAt', 'token', 'state')
-if not r[1] or tonumber(r[1]) <= tonumber(ARGV[2]) then return 0 end
+if not r[1] or tonumber(r[1]) <= clock(ARGV[2]) then return 0 end
 if ARGV[3] ~= '' and r[2] ~= string.sub(ARGV[3], 2) then return 0 end
 if ARGV[4] ~= '' and r[3] ~= ARGV[4] then return 0 end
 redis.call('DEL', KEYS[1])
@@ -115,19 +143,22 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 `;
 
-/** Returns the record's fields in FIELDS order (all nil when there is none); the client checks expiry. */
+/** ARGV: now ('' for TIME). Returns the live record's fields in FIELDS order, or nil when there is none or it expired. */
 export const GET = `${READ}
-return read(KEYS[1], unpack(ALL))
+local r = read(KEYS[1], unpack(ALL))
+local expiresAt = r[${AT.expiresAt}]
+if not expiresAt or tonumber(expiresAt) <= clock(ARGV[1]) then return nil end
+return r
 `;
 
 /**
- * KEYS: the key index. ARGV: record key prefix, now, ZRANGEBYLEX start, key prefix ('' for none), state ('' for
+ * KEYS: the key index. ARGV: record key prefix, now ('' for TIME), ZRANGEBYLEX start, key prefix ('' for none), state ('' for
  * any), how many records are still wanted, how many index entries to look at at most. Returns {next start or '',
  * key, fields..., key, fields..., ...} (FIELDS order): live matching records in byte order of their keys, and where
  * to go on from ('' when the range is exhausted). The scan bound keeps one call from blocking Redis on a large index.
  */
 export const LIST = `${READ}
-local now, prefix, state, wanted, bound = tonumber(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+local now, prefix, state, wanted, bound = clock(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local entries = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[3], '+', 'LIMIT', 0, bound)
 local out, found = {''}, 0
 for _, key in ipairs(entries) do
@@ -146,16 +177,16 @@ return out
 `;
 
 /**
- * KEYS: the expiry index, the key index. ARGV: record key prefix, now, limit. Deletes up to `limit` records whose
+ * KEYS: the expiry index, the key index. ARGV: record key prefix, now ('' for TIME), limit. Deletes up to `limit` records whose
  * expiresAt has passed (or that Redis already expired) with their index entries, and returns how many. An entry whose
  * record lives on (its expiry moved later) gets the true score and does not count; the script reads on past it, a
  * bounded number of entries, so that a batch short of `limit` still means none are left.
  */
-export const PURGE = `
-local now, limit = tonumber(ARGV[2]), tonumber(ARGV[3])
+export const PURGE = `${READ}
+local now, limit = clock(ARGV[2]), tonumber(ARGV[3])
 local removed, looked = 0, 0
 while removed < limit and looked < 10 * limit do
-  local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, limit - removed)
+  local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ms(now), 'LIMIT', 0, limit - removed)
   if #entries == 0 then break end
   for _, key in ipairs(entries) do
     looked = looked + 1
@@ -174,4 +205,9 @@ while removed < limit and looked < 10 * limit do
   end
 end
 return removed
+`;
+
+/** Redis's clock in epoch ms, for a listing that pages through several scripts at one instant. */
+export const NOW = `${READ}
+return ms(clock(''))
 `;

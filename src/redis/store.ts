@@ -1,12 +1,18 @@
 import { StoreLayoutError } from "../errors/store-layout-error.js";
 import { guardStore } from "../store/guard.js";
-import { applyPatch, decideClaim, newRecord } from "../store/record.js";
+import { applyPatch, decideClaim, newRecord, resent } from "../store/record.js";
 import type { ClaimResult, Expect, RecordPatch, Store, StoreOptions, StoreRecord } from "../store/types.js";
 import { type RedisClientLike, script, scriptRunner } from "./client.js";
 import { LAYOUT, layoutCheck } from "./layout.js";
-import { CLAIM, DELETE, FIELDS, GET, LIST, PURGE, UPDATE } from "./scripts.js";
+import { CLAIM, DELETE, FIELDS, GET, LIST, NOW, PURGE, UPDATE } from "./scripts.js";
 
 export interface RedisStoreOptions extends StoreOptions {
+  /**
+   * Replaces Redis's clock for tests. By default every lease and expiry is decided inside the scripts on Redis's own
+   * clock (`TIME`), so that processes whose clocks disagree still agree on whether a lease has lapsed.
+   * @default Redis's TIME
+   */
+  clock?: () => number;
   /**
    * Put before every Redis key the store writes: records (hashes) under `<prefix>r:<key>`, two index sorted sets,
    * `<prefix>expiries` and `<prefix>keys`, and the layout marker `<prefix>layout`. The braces make it a Redis Cluster hash tag, which puts a store's keys in
@@ -33,6 +39,7 @@ const scripts = {
   get: script(GET),
   list: script(LIST),
   purge: script(PURGE),
+  now: script(NOW),
 };
 
 /**
@@ -64,6 +71,9 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   const keys = `${prefix}keys`;
   const layout = layoutCheck(redis, prefix);
   const ttl = (ttlMs: number) => `${Math.max(1, ttlMs + ttlMarginMs)}`;
+  /** The `now` a script is given: '' lets it read Redis's TIME; the `clock` option (tests) decides otherwise. */
+  const given = () => (clock ? `${clock()}` : "");
+  const serverNow = async () => String(await redis.run(scripts.now, [], []));
 
   function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
     return guardStore("redis", operation, key, async () => {
@@ -83,59 +93,60 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   return {
     claim: (key, input) =>
       guard("claim", key, async () => {
-        const now = clock();
-        const fresh = newRecord(key, input, now);
+        const state = input.state ?? "pending";
         const args = [
           key,
-          `${now}`,
-          fresh.state,
-          fresh.fingerprint,
+          given(),
+          state,
+          input.fingerprint,
           input.token,
-          fresh.leaseUntil === null ? "" : `${fresh.leaseUntil}`,
-          `${fresh.expiresAt}`,
+          state === "pending" ? `${input.leaseMs}` : "",
+          `${input.ttlMs}`,
           ttl(input.ttlMs),
-          `${now + input.leaseMs}`,
         ];
-        if (fresh.data !== null) args.push(fresh.data);
-        const [status, ...fields] = (await redis.run(
+        if (input.data != null) args.push(input.data);
+        const [status, stamp, ...fields] = (await redis.run(
           scripts.claim,
           [recordKey(key), expiries, keys],
           args,
-        )) as [ClaimResult["status"], ...Field[]];
-        if (fields.length === 0) return { status: "claimed", record: fresh };
+        )) as [ClaimResult["status"] | "resent_takeover", string, ...Field[]];
+        const now = Number(stamp);
+        if (fields.length === 0) return { status: "claimed", record: newRecord(key, input, now) };
         const record = fromFields(key, fields);
+        if (status === "resent_takeover") return resent(record);
         if (status !== "taken_over") return { status, record };
         return { status, record: decideClaim(key, record, input, now).record, previous: record };
       }),
     get: (key) =>
       guard("get", key, async () => {
-        const fields = (await redis.run(scripts.get, [recordKey(key)], [])) as Field[];
-        const record = fields[9] == null ? undefined : fromFields(key, fields);
-        return record && record.expiresAt > clock() ? record : undefined;
+        const fields = (await redis.run(scripts.get, [recordKey(key)], [given()])) as Field[] | null;
+        return fields ? fromFields(key, fields) : undefined;
       }),
     update: (key, expect, patch) =>
       guard("update", key, async () => {
-        const now = clock();
-        const fields = (await redis.run(
+        const reply = (await redis.run(
           scripts.update,
           [recordKey(key), expiries],
-          [key, `${now}`, ...expectation(expect), ...changes(patch, now, ttl)],
-        )) as Field[] | null;
-        return fields ? applyPatch(fromFields(key, fields), patch, now) : undefined;
+          [key, given(), ...expectation(expect), ...changes(patch, ttl)],
+        )) as [string, ...Field[]] | null;
+        if (!reply) return undefined;
+        const [stamp, ...fields] = reply;
+        return applyPatch(fromFields(key, fields), patch, Number(stamp));
       }),
     delete: (key, expect) =>
       guard("delete", key, async () => {
         const deleted = await redis.run(
           scripts.delete,
           [recordKey(key), expiries, keys],
-          [key, `${clock()}`, ...expectation(expect)],
+          [key, given(), ...expectation(expect)],
         );
         return Number(deleted) === 1;
       }),
     list: (query = {}) =>
       guard("list", undefined, async () => {
         const limit = query.limit ?? 100;
-        const now = `${clock()}`;
+        // One instant for the whole listing, so that its pages agree on what is live.
+        const now = clock ? `${clock()}` : await serverNow();
         const records: StoreRecord[] = [];
         // Page through the key index a bounded slice per script, so that no single call holds Redis for long.
         let start = rangeStart(query.prefix, query.after);
@@ -163,7 +174,7 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
       }),
     purge: ({ limit = 1000 } = {}) =>
       guard("purge", undefined, async () =>
-        Number(await redis.run(scripts.purge, [expiries, keys], [recordKey(""), `${clock()}`, `${limit}`])),
+        Number(await redis.run(scripts.purge, [expiries, keys], [recordKey(""), given(), `${limit}`])),
       ),
     // The client belongs to the caller, who closes it.
     async close() {},
@@ -197,11 +208,11 @@ const expectation = (expect: Expect) => [
 ];
 
 /**
- * The update script's ARGV after the expectation: the new expiresAt ('' when it stays) and its physical TTL, the
- * number of fields to set, those fields and values, then the fields to clear. Every new time is computed here on the
- * store's clock.
+ * The update script's ARGV after the expectation: the new ttlMs ('' when the expiry stays) and its physical TTL,
+ * the number of fields to set, those fields and values, then the fields to clear. A new lease goes as '+leaseMs':
+ * the script adds it to its own `now`, so that the store's clock decides every time.
  */
-function changes(patch: RecordPatch, now: number, ttl: (ttlMs: number) => string): string[] {
+function changes(patch: RecordPatch, ttl: (ttlMs: number) => string): string[] {
   const set: string[] = [];
   const clear: string[] = [];
   const put = (field: string, value: string | null | undefined) => {
@@ -211,14 +222,12 @@ function changes(patch: RecordPatch, now: number, ttl: (ttlMs: number) => string
   };
   put("state", patch.state);
   put("token", patch.token);
-  put("leaseUntil", patch.leaseMs == null ? patch.leaseMs : `${now + patch.leaseMs}`);
+  put("leaseUntil", patch.leaseMs == null ? patch.leaseMs : `+${patch.leaseMs}`);
   put("attempts", patch.attempts === undefined ? undefined : `${patch.attempts}`);
   put("result", patch.result);
   put("data", patch.data);
-  const expiresAt = patch.ttlMs === undefined ? "" : `${now + patch.ttlMs}`;
-  put("expiresAt", expiresAt || undefined);
   return [
-    expiresAt,
+    patch.ttlMs === undefined ? "" : `${patch.ttlMs}`,
     patch.ttlMs === undefined ? "" : ttl(patch.ttlMs),
     `${set.length / 2}`,
     ...set,
@@ -240,8 +249,8 @@ function rangeStart(prefix: string | undefined, after: string | undefined): stri
 function resolveOptions(options: RedisStoreOptions) {
   if (typeof options !== "object" || options === null)
     throw new TypeError("redisStore: options must be an object");
-  const { clock = Date.now, prefix = "{idemkey}:", ttlMarginMs = 60_000 } = options;
-  if (typeof clock !== "function") {
+  const { clock, prefix = "{idemkey}:", ttlMarginMs = 60_000 } = options;
+  if (clock !== undefined && typeof clock !== "function") {
     throw new TypeError(
       `redisStore: options.clock must be a function returning epoch ms, got ${typeof clock}`,
     );

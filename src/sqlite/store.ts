@@ -1,5 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3";
 import { importPeer } from "../peer/import-peer.js";
+import { guardStore } from "../store/guard.js";
 import { applyPatch, decideClaim, matches } from "../store/record.js";
 import type {
   ClaimInput,
@@ -31,7 +32,9 @@ export interface SqliteStoreOptions extends StoreOptions {
   table?: string;
   /**
    * How long a write waits, in milliseconds, for another connection or process holding the file's write lock before
-   * it fails with `SQLITE_BUSY`. Set on the connection, including one passed in.
+   * it fails with a `StoreError` (cause `SQLITE_BUSY`). Only the first few milliseconds are waited synchronously
+   * (the connection's `busy_timeout`, set on one passed in too); the rest are asynchronous retries, so that the
+   * event loop never freezes for the length of another process's transaction.
    * @default 5000
    */
   busyTimeoutMs?: number;
@@ -91,7 +94,9 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
   const resolved = resolveOptions(options);
   const owned = typeof pathOrDatabase === "string";
   const db = openDatabase(pathOrDatabase);
-  db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
+  // better-sqlite3 waits for a lock synchronously, freezing the event loop: only a short wait there, and the rest of
+  // the budget as asynchronous retries (see `retryBusy`).
+  db.pragma(`busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
   // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
   db.pragma("journal_mode = WAL");
   const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
@@ -107,41 +112,65 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
     return fresh;
   };
 
+  const run = <T>(operation: string, key: string | undefined, fn: () => T): Promise<T> =>
+    guardStore("sqlite", operation, key, () => retryBusy(fn, resolved.busyTimeoutMs));
+
   return {
-    async claim(key: string, input: ClaimInput): Promise<ClaimResult> {
-      return ready().claim.immediate(key, input, clock());
-    },
-    async get(key: string) {
-      return ready().selectLive.get(key, clock());
-    },
-    async update(key: string, expect: Expect, patch: RecordPatch) {
-      return ready().update.immediate(key, expect, patch, clock());
-    },
-    async delete(key: string, expect: Expect) {
-      const { changes } = ready().deleteMatching.run({
-        key,
-        now: clock(),
-        token: expect.token ?? null,
-        state: expect.state ?? null,
-      });
-      return changes > 0;
-    },
-    async list(query: ListQuery = {}) {
-      return ready().list.all({
-        now: clock(),
-        prefix: query.prefix ?? null,
-        state: query.state ?? null,
-        after: query.after ?? null,
-        limit: query.limit ?? 100,
-      });
-    },
-    async purge({ limit = 1000 } = {}) {
-      return ready().purge.run(clock(), limit).changes;
-    },
+    claim: (key: string, input: ClaimInput): Promise<ClaimResult> =>
+      run("claim", key, () => ready().claim.immediate(key, input, clock())),
+    get: (key: string) => run("get", key, () => ready().selectLive.get(key, clock())),
+    update: (key: string, expect: Expect, patch: RecordPatch) =>
+      run("update", key, () => ready().update.immediate(key, expect, patch, clock())),
+    delete: (key: string, expect: Expect) =>
+      run("delete", key, () => {
+        const { changes } = ready().deleteMatching.run({
+          key,
+          now: clock(),
+          token: expect.token ?? null,
+          state: expect.state ?? null,
+        });
+        return changes > 0;
+      }),
+    list: (query: ListQuery = {}) =>
+      run("list", undefined, () =>
+        ready().list.all({
+          now: clock(),
+          prefix: query.prefix ?? null,
+          state: query.state ?? null,
+          after: query.after ?? null,
+          limit: query.limit ?? 100,
+        }),
+      ),
+    purge: ({ limit = 1000 } = {}) =>
+      run("purge", undefined, () => ready().purge.run(clock(), limit).changes),
     async close() {
       if (owned && db.open) db.close();
     },
   };
+}
+
+/** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
+const SYNC_BUSY_MS = 20;
+
+/**
+ * Runs `fn`, and while it fails with `SQLITE_BUSY` (another connection holds the write lock past the short
+ * synchronous wait) tries again after an asynchronous pause, until `budgetMs` is spent. Safe to repeat: a busy
+ * statement or `BEGIN IMMEDIATE` applied nothing.
+ */
+async function retryBusy<T>(fn: () => T, budgetMs: number): Promise<T> {
+  const started = performance.now();
+  let pause = 2;
+  for (;;) {
+    try {
+      return fn();
+    } catch (error) {
+      const code = (error as { code?: unknown })?.code;
+      const busy = typeof code === "string" && code.startsWith("SQLITE_BUSY");
+      if (!busy || performance.now() - started + pause > budgetMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, 50);
+    }
+  }
 }
 
 function prepare(db: Database, table: string) {

@@ -16,7 +16,14 @@ export async function guardStore<T>(
   } catch (error) {
     if (error instanceof IdemkeyError || error instanceof TypeError) throw error;
     const about = key === undefined ? "" : ` of key ${JSON.stringify(key)}`;
-    const name = engine === "postgres" ? "PostgreSQL" : engine === "redis" ? "Redis" : engine;
+    const name =
+      engine === "postgres"
+        ? "PostgreSQL"
+        : engine === "redis"
+          ? "Redis"
+          : engine === "sqlite"
+            ? "SQLite"
+            : engine;
     throw new StoreError(
       engine,
       operation,

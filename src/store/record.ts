@@ -66,5 +66,19 @@ export function decideClaim(
     };
     return { status: "taken_over", record, previous: existing };
   }
+  if (existing.state === "pending" && existing.token === input.token) return resent(existing);
   return { status: "exists", record: existing };
+}
+
+/**
+ * The resend rule (docs/claim-protocol.md): a claim that arrives again with the token that already holds the
+ * pending record (a client resending a command whose reply it lost) answers what the first arrival decided, read
+ * from the record: untouched since its creation, the first arrival created it; otherwise it took the record over
+ * (a takeover always moves `updatedAt` past `createdAt`) or its holder has written since, and `previous` is the
+ * record as it stands, whose `attempts` is the started mark. Never a fresh claim of a record that may have started.
+ */
+export function resent(existing: StoreRecord): ClaimResult {
+  return existing.createdAt === existing.updatedAt
+    ? { status: "claimed", record: existing }
+    : { status: "taken_over", record: existing, previous: existing };
 }

@@ -319,7 +319,7 @@ describe("results", () => {
     expect(await harness.call("t", tool, {})).toEqual(first);
   });
 
-  it("rejects a result that is not JSON before recording it, releasing the claim", async () => {
+  it("rejects a result that is not JSON, and closes the key: the effect happened, so it never runs again", async () => {
     const owner = fakeOwner();
     const log = eventLog();
     const store = memoryStore();
@@ -338,12 +338,12 @@ describe("results", () => {
     expect((error as CanonicalizationError).path).toBe("$.result.found");
     expect((error as Error).message).toMatch(/lookup.*not a JSON value/);
     expect(owner.requests).toHaveLength(1); // not retried: it would fail the same way
-    expect(await store.list()).toEqual([]);
+    expect(await store.list()).toMatchObject([{ state: "completed", result: null }]);
     expect(log.types()).toEqual(["failed"]);
     asMap = false;
-    expect(await harness.call("t", tool, { id: 1 })).toEqual({ found: { a: 1 } });
-    expect(owner.requests).toHaveLength(2);
-    expect(owner.effects).toHaveLength(1); // the owner replayed the same key
+    await expect(harness.call("t", tool, { id: 1 })).rejects.toBeInstanceOf(CanonicalizationError);
+    expect(owner.requests).toHaveLength(1);
+    expect(owner.effects).toHaveLength(1);
   });
 
   it("an unguarded tool that returns a non-JSON result took effect: its outcome is recorded unknown", async () => {

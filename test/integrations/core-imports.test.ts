@@ -63,8 +63,18 @@ describe("what the core and the adapters load", () => {
     expect(urls.some((u) => u.includes("/node_modules/@openai/agents/"))).toBe(true);
   });
 
-  it("idemkey/mcp and idemkey/ai load no framework code of their own: they use only its types", () => {
-    for (const entry of ["src/mcp/index.ts", "src/ai/index.ts"]) {
+  it("idemkey/otel loads the OpenTelemetry API and no SDK: spans cost nothing until the application registers one", () => {
+    const packages = new Set(
+      resolvedBy("src/otel/index.ts").flatMap((u) => {
+        const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u);
+        return m ? [m[1]] : [];
+      }),
+    );
+    expect([...packages]).toEqual(["@opentelemetry/api"]);
+  });
+
+  it("idemkey/mcp, idemkey/ai and idemkey/claude-agent-sdk load no framework code of their own: they use only its types", () => {
+    for (const entry of ["src/mcp/index.ts", "src/ai/index.ts", "src/claude-agent-sdk/index.ts"]) {
       expect(resolvedBy(entry).filter((u) => u.includes("/node_modules/"))).toEqual([]);
     }
   });

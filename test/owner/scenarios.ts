@@ -4,6 +4,7 @@ import { ResponseTooLargeError } from "../../src/errors/response-too-large-error
 import type { IdempotencyErrorEvent } from "../../src/owner/options.js";
 import type { Store } from "../../src/store/types.js";
 import { type TestClock, testClock } from "../stores/contract.js";
+import { flakyStore, isCompletion } from "../support/flaky-store.js";
 import {
   type AppOptions,
   type Framework,
@@ -65,12 +66,14 @@ export function ownerSuite(
       store = undefined;
     });
 
-    const start = async (options: Partial<AppOptions> = {}) => {
+    const start = async (options: Partial<AppOptions> & { wrap?: (store: Store) => Store } = {}) => {
       const clock = testClock();
-      store = await makeStore(clock);
+      const { wrap, ...rest } = options;
+      const made = await makeStore(clock);
+      store = wrap ? wrap(made) : made;
       const owner: Owner = newOwner();
       const errors: IdempotencyErrorEvent[] = [];
-      app = await framework.start(owner, { store, onError: (event) => errors.push(event), ...options });
+      app = await framework.start(owner, { store, onError: (event) => errors.push(event), ...rest });
       return { app, owner, clock, errors, store };
     };
 
@@ -296,7 +299,7 @@ export function ownerSuite(
       expect((await app.request(charge("~".repeat(255)))).status).toBe(201);
     });
 
-    it("lets a retry take over a key whose lease ran out (its process died)", async () => {
+    it("answers outcome-unknown to a retry that takes over a key whose handler may have run, and never reruns it", async () => {
       const { app, owner, clock, errors } = await start({ leaseMs: 60_000 });
       const gate = hold(owner);
       const stuck = app.request(charge("key-1"));
@@ -305,13 +308,59 @@ export function ownerSuite(
       expect((await app.request(charge("key-1"))).status).toBe(409);
       clock.advance(1);
       const takeover = await app.request(charge("key-1"));
+      expect(takeover.status).toBe(409);
+      expect(problemOf(takeover).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+      gate.open();
+      expect((await stuck).status).toBe(201);
+      expect(owner.effects).toHaveLength(1);
+      // The first request lost its key to the takeover: its response is not saved over the recorded unknown.
+      expect(errors.map((e) => [e.phase, (e.error as Error).constructor.name])).toEqual([
+        ["claim", "OutcomeUnknownError"],
+        ["save", "LeaseLostError"],
+      ]);
+      const later = await app.request(charge("key-1"));
+      expect(problemOf(later).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+      expect(owner.effects).toHaveLength(1);
+    });
+
+    it("with rerunAfterTakeover, lets a retry take over a key whose lease ran out and run it again", async () => {
+      const { app, owner, clock, errors } = await start({ leaseMs: 60_000, rerunAfterTakeover: true });
+      const gate = hold(owner);
+      const stuck = app.request(charge("key-1"));
+      await gate.entered;
+      clock.advance(60_000);
+      const takeover = await app.request(charge("key-1"));
       expect(takeover.status).toBe(201);
       gate.open();
       expect((await stuck).status).toBe(201);
       expect(owner.effects).toHaveLength(2);
-      // The first request lost its lease: its response is not saved over the one that took over.
       expect(errors.map((e) => [e.phase, e.error instanceof LeaseLostError])).toEqual([["save", true]]);
       expect((await app.request(charge("key-1"))).body).toBe(takeover.body);
+    });
+
+    it("retries a failed save while the store is down, so the retry replays instead of running again", async () => {
+      let failures = 0;
+      const { app, owner, errors } = await start({
+        wrap: (inner) => {
+          const flaky = flakyStore(inner);
+          flaky.failWhen((method, args) => isCompletion(method, args) && failures++ < 3);
+          return flaky.store;
+        },
+      });
+      const first = await app.request(charge("key-1"));
+      expect(first.status).toBe(201);
+      // The save goes on in the background after the first failure: wait for its replay, as a client's retry would.
+      let retry = await app.request(charge("key-1"));
+      for (let i = 0; i < 200 && retry.status === 409; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        retry = await app.request(charge("key-1"));
+      }
+      expect(retry.status).toBe(201);
+      expect(retry.header("idempotent-replayed")).toBe("true");
+      expect(retry.body).toBe(first.body);
+      expect(owner.effects).toHaveLength(1);
+      expect(failures).toBeGreaterThan(3);
+      expect(errors).toEqual([]);
     });
 
     it("sends a response over maxResponseBytes but does not save it; retries get a 500 problem, not a rerun", async () => {

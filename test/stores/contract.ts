@@ -82,6 +82,31 @@ export function testStore(name: string, factory: StoreFactory, options: { skip?:
       expect(takeover.record.createdAt).toBe(first.record.createdAt);
     });
 
+    it("answers a claim resent with the same token as its first arrival decided (the resend rule)", async () => {
+      const fresh = key();
+      const input = claimInput();
+      expect((await store.claim(fresh, input)).status).toBe("claimed");
+      const again = await store.claim(fresh, input);
+      expect(again).toMatchObject({ status: "claimed", record: { token: input.token } });
+
+      // A takeover whose reply was lost and resent: still a takeover, with the started mark of the holder it replaced.
+      const k = key();
+      const first = await store.claim(k, claimInput());
+      await store.update(k, { token: first.record.token!, state: "pending" }, { attempts: 1 });
+      clock.advance(1_000);
+      const taker = claimInput();
+      const takeover = await store.claim(k, taker);
+      expect(takeover.status).toBe("taken_over");
+      clock.advance(10);
+      const resent = await store.claim(k, taker);
+      expect(resent.status).toBe("taken_over");
+      if (resent.status !== "taken_over") throw new Error("unreachable");
+      expect(resent.previous.attempts).toBe(1);
+      expect(resent.record).toMatchObject({ token: taker.token, state: "pending", attempts: 1 });
+      // The resend changed nothing: the lease is the one the takeover set.
+      expect(resent.record.leaseUntil).toBe(takeover.record.leaseUntil);
+    });
+
     it("never takes over a pending claim for another fingerprint", async () => {
       const k = key();
       await store.claim(k, claimInput());

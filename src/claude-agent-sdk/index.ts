@@ -1,0 +1,2 @@
+export { idemkeyContext } from "./context.js";
+export { type IdempotentSdkToolOptions, idempotentSdkTool } from "./tool.js";

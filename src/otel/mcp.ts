@@ -1,0 +1,67 @@
+import { type Attributes, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import type { McpDedupe } from "../mcp/dedupe.js";
+import type { McpHandlerExtra } from "../mcp/dedupe-options.js";
+import { REFUSAL_META, REPLAYED_META } from "../mcp/meta.js";
+import { idempotencyKeyOf } from "../mcp/read-key.js";
+import { Attr, Outcome } from "./attributes.js";
+import { instruments, type TelemetryOptions } from "./instruments.js";
+
+/**
+ * `mcpDedupe`'s wrapper, traced: each tool call the server receives is a span named `execute_tool <tool>` carrying
+ * the key from the call's `_meta` (`idemkey.key`) and `idemkey.outcome`: `executed` when the handler ran, `replayed`
+ * when the saved result was sent, `refused` (with `idemkey.refusal`) when the call was refused without running. The
+ * span is a child of the span active when the SDK called the handler.
+ *
+ * @example
+ * const idempotent = tracedMcpDedupe(mcpDedupe({ store }));
+ * server.registerTool("create_issue", { inputSchema }, idempotent("create_issue", createIssue));
+ */
+export function tracedMcpDedupe<Extra extends McpHandlerExtra>(
+  dedupe: McpDedupe<Extra>,
+  telemetry?: TelemetryOptions,
+): McpDedupe<Extra> {
+  if (typeof dedupe !== "function") throw new TypeError("dedupe must be what mcpDedupe() returned");
+  const meters = instruments(telemetry);
+  return function traced(name, handler) {
+    const wrapped = dedupe(name, handler);
+    return (args, extra) => {
+      const attributes: Attributes = { [Attr.operationName]: "execute_tool", [Attr.toolName]: name };
+      try {
+        const key = idempotencyKeyOf(extra);
+        if (key !== undefined) attributes[Attr.key] = key;
+      } catch {
+        // An invalid key: mcpDedupe refuses the call, and the span says so.
+      }
+      return meters.tracer.startActiveSpan(
+        `execute_tool ${name}`,
+        { kind: SpanKind.SERVER, attributes },
+        async (span) => {
+          try {
+            const result = await wrapped(args, extra);
+            const meta = result._meta ?? {};
+            const outcome =
+              meta[REFUSAL_META] !== undefined
+                ? Outcome.refused
+                : meta[REPLAYED_META] === true
+                  ? Outcome.replayed
+                  : Outcome.executed;
+            if (outcome === Outcome.refused) span.setAttribute(Attr.refusal, String(meta[REFUSAL_META]));
+            if (outcome === Outcome.replayed) meters.replays.add(1, { [Attr.toolName]: name });
+            if (result.isError === true) span.setStatus({ code: SpanStatusCode.ERROR });
+            span.setAttribute(Attr.outcome, outcome);
+            meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: outcome });
+            return result;
+          } catch (error) {
+            span.recordException(error instanceof Error ? error : String(error));
+            span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+            span.setAttribute(Attr.outcome, Outcome.failed);
+            meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: Outcome.failed });
+            throw error;
+          } finally {
+            span.end();
+          }
+        },
+      );
+    };
+  };
+}

@@ -1,0 +1,67 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { mcpDedupe } from "../../src/mcp/index.js";
+import { IDEMPOTENCY_KEY_META, REFUSAL_META } from "../../src/mcp/meta.js";
+import { memoryStore } from "../../src/store/memory.js";
+import { testClock } from "../stores/contract.js";
+import { effectLog } from "../support/effect-log.js";
+
+/** MCP dedupe on the claim layer: a call taken over after its lease lapsed is refused, never run twice. */
+const log = effectLog();
+afterAll(() => log.cleanup());
+
+const extra = (key: string) => ({ _meta: { [IDEMPOTENCY_KEY_META]: key } });
+
+function setup(rerunAfterTakeover?: boolean) {
+  const clock = testClock();
+  const dedupe = mcpDedupe({ store: memoryStore({ clock }), leaseMs: 1_000, rerunAfterTakeover });
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let entered!: () => void;
+  const inside = new Promise<void>((resolve) => {
+    entered = resolve;
+  });
+  let first = true;
+  const tool = dedupe("create_issue", async (args: { title: string }, e: ReturnType<typeof extra>) => {
+    log.effect(String(e._meta[IDEMPOTENCY_KEY_META]));
+    if (first) {
+      first = false;
+      entered();
+      await gate;
+    }
+    return { content: [{ type: "text" as const, text: `created ${args.title}` }] };
+  });
+  return { clock, tool, open, inside };
+}
+
+describe("MCP dedupe after a takeover", () => {
+  it("refuses a retry that takes over a call which may have run (outcome_unknown), and keeps refusing it", async () => {
+    const { clock, tool, open, inside } = setup();
+    const key = "mcp-takeover-1";
+    const stuck = tool({ title: "a" }, extra(key));
+    await inside;
+    clock.advance(1_000);
+    const retry = await tool({ title: "a" }, extra(key));
+    expect(retry.isError).toBe(true);
+    expect(retry._meta?.[REFUSAL_META]).toBe("outcome_unknown");
+    open();
+    expect((await stuck).isError).toBeUndefined();
+    const later = await tool({ title: "a" }, extra(key));
+    expect(later._meta?.[REFUSAL_META]).toBe("outcome_unknown");
+    expect(log.count(key)).toBe(1);
+  });
+
+  it("runs it again when the server opted in (rerunAfterTakeover)", async () => {
+    const { clock, tool, open, inside } = setup(true);
+    const key = "mcp-takeover-2";
+    const stuck = tool({ title: "b" }, extra(key));
+    await inside;
+    clock.advance(1_000);
+    const retry = await tool({ title: "b" }, extra(key));
+    expect(retry.isError).toBeUndefined();
+    open();
+    await stuck;
+    expect(log.count(key)).toBe(2);
+  });
+});

@@ -1,0 +1,83 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import pg from "pg";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { postgresStore } from "../../src/postgres/index.js";
+import { postgresService } from "../support/services.js";
+
+/**
+ * Issue 11 cases 3 and 6 on the shared PostgreSQL, in a table of this run's own: the server is only queried (and this
+ * test's own backends terminated), never stopped or reconfigured.
+ */
+const service = await postgresService();
+const table = `idemkey_test_clock_${randomBytes(4).toString("hex")}`;
+const admin = new pg.Pool({ connectionString: service.url, max: 2 });
+const pools: pg.Pool[] = [];
+
+afterAll(async () => {
+  if (!service.skip) {
+    await admin.query(`DROP TABLE IF EXISTS "${table}"`);
+    await admin.query("DELETE FROM idemkey_meta WHERE name = $1", [table]);
+  }
+  for (const pool of pools) await pool.end().catch(() => {});
+  await admin.end();
+});
+
+(service.skip ? describe.skip : describe)("PostgreSQL: the store's clock and the pool's errors", () => {
+  it("case 3: a process whose clock runs ten leases ahead cannot take over a live lease", async () => {
+    const pool = new pg.Pool({ connectionString: service.url, max: 2 });
+    pools.push(pool);
+    const store = postgresStore(pool, { table });
+    const key = `skew:${randomUUID()}`;
+    const first = await store.claim(key, { fingerprint: "fp", token: "a", leaseMs: 2_000, ttlMs: 60_000 });
+    expect(first.status).toBe("claimed");
+    const realNow = Date.now.bind(Date);
+    // The skewed process: its store is made while its clock runs ahead, as it would be in that process.
+    const spy = vi.spyOn(Date, "now").mockImplementation(() => realNow() + 20_000);
+    try {
+      const skewed = postgresStore(pool, { table });
+      const second = await skewed.claim(key, {
+        fingerprint: "fp",
+        token: "b",
+        leaseMs: 2_000,
+        ttlMs: 60_000,
+      });
+      expect(second.status).toBe("exists");
+      const renewed = await skewed.update(key, { token: "a", state: "pending" }, { leaseMs: 2_000 });
+      expect(renewed!.leaseUntil! - realNow()).toBeLessThan(10_000);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("case 6: an idle connection of the pool dying (a restart, a terminated backend) does not crash the process", async () => {
+    const pool = new pg.Pool({ connectionString: service.url, max: 1 });
+    pools.push(pool);
+    const store = postgresStore(pool, { table });
+    expect(pool.listenerCount("error")).toBe(1);
+    const key = `pool:${randomUUID()}`;
+    await store.claim(key, { fingerprint: "fp", token: "a", leaseMs: 2_000, ttlMs: 60_000 });
+    const { rows } = await pool.query("SELECT pg_backend_pid() AS pid");
+    const warned = new Promise<void>((resolve) => {
+      const onWarning = (warning: Error) => {
+        if (/idle connection of the pool failed/.test(warning.message)) {
+          process.off("warning", onWarning);
+          resolve();
+        }
+      };
+      process.on("warning", onWarning);
+    });
+    await admin.query("SELECT pg_terminate_backend($1)", [rows[0].pid]);
+    await warned;
+    await sleep(10);
+    expect((await store.get(key))?.token).toBe("a");
+  });
+
+  it("leaves a pool's own error listener alone", () => {
+    const pool = new pg.Pool({ connectionString: service.url });
+    pools.push(pool);
+    pool.on("error", () => {});
+    postgresStore(pool, { table });
+    expect(pool.listenerCount("error")).toBe(1);
+  });
+});

@@ -1,0 +1,337 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { context, propagation, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  createHarness,
+  defineTool,
+  type HarnessEvent,
+  idempotencyKey,
+  memoryStore,
+  OutcomeUnknownError,
+  type Store,
+} from "../../src/index.js";
+import { IDEMPOTENCY_KEY_META, mcpDedupe, REPLAYED_META } from "../../src/mcp/index.js";
+import { Attr, KEY_BAGGAGE, tracedHarness, tracedMcpDedupe } from "../../src/otel/index.js";
+
+/** Collects on demand: the test reads the counters after the calls, no export timer. */
+class OnDemandReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+  protected async onForceFlush() {}
+  protected async onShutdown() {}
+}
+
+const contextManager = new AsyncLocalStorageContextManager();
+const exporter = new InMemorySpanExporter();
+const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+const reader = new OnDemandReader();
+const meterProvider = new MeterProvider({ readers: [reader] });
+const telemetry = { tracerProvider, meterProvider };
+const appTracer = tracerProvider.getTracer("app");
+
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+});
+afterAll(async () => {
+  context.disable();
+  await tracerProvider.shutdown();
+  await meterProvider.shutdown();
+});
+beforeEach(() => exporter.reset());
+
+/** The counters' totals by name and attributes, e.g. `idemkey.calls{executed}`. */
+async function counters(): Promise<Record<string, number>> {
+  const { resourceMetrics } = await reader.collect();
+  const out: Record<string, number> = {};
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      for (const point of metric.dataPoints) {
+        const label = point.attributes[Attr.outcome] ?? point.attributes[Attr.waitedOn];
+        const name = label === undefined ? metric.descriptor.name : `${metric.descriptor.name}{${label}}`;
+        out[name] = (out[name] ?? 0) + (point.value as number);
+      }
+    }
+  }
+  return out;
+}
+
+const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+
+/** A call made inside an app span, as an agent turn would: returns the app span's id. */
+async function inTurn<T>(name: string, fn: () => Promise<T>): Promise<{ value: T; turn: string }> {
+  return appTracer.startActiveSpan(name, async (span) => {
+    try {
+      return { value: await fn(), turn: span.spanContext().spanId };
+    } finally {
+      span.end();
+    }
+  });
+}
+
+describe("tracedHarness", () => {
+  it("a fresh call is an execute_tool span under the caller's span, and the tool runs inside it with the key in baggage", async () => {
+    const before = await counters();
+    const seen: { baggageKey?: string; parent?: string } = {};
+    const send = defineTool({
+      name: "send_email",
+      effect: "keyed",
+      run: async (args: { to: string }, ctx) => {
+        seen.baggageKey = propagation.getActiveBaggage()?.getEntry(KEY_BAGGAGE)?.value;
+        // What the tool's own HTTP client would start: a child of the idemkey span.
+        appTracer.startActiveSpan("POST /send", (span) => span.end());
+        return { id: `mail-${args.to}`, key: ctx.idempotencyKey };
+      },
+    });
+    const harness = tracedHarness({ store: memoryStore() }, telemetry);
+    const { turn } = await inTurn("turn", () => harness.call("task-1", send, { to: "ada" }));
+
+    const key = idempotencyKey("task-1", "send_email", { to: "ada" });
+    const [span] = spans("execute_tool send_email");
+    expect(span).toBeDefined();
+    expect(parentOf(span!)).toBe(turn);
+    expect(span!.attributes).toMatchObject({
+      [Attr.operationName]: "execute_tool",
+      [Attr.toolName]: "send_email",
+      [Attr.key]: key,
+      [Attr.taskId]: "task-1",
+      [Attr.effect]: "keyed",
+      [Attr.outcome]: "executed",
+      [Attr.attempt]: 1,
+    });
+    expect(span!.events.map((e) => e.name)).toEqual(["idemkey.executed"]);
+    expect(seen.baggageKey).toBe(key);
+    const [http] = spans("POST /send");
+    expect(parentOf(http!)).toBe(span!.spanContext().spanId);
+    const after = await counters();
+    expect((after["idemkey.calls{executed}"] ?? 0) - (before["idemkey.calls{executed}"] ?? 0)).toBe(1);
+  });
+
+  it("a replay says replayed, runs nothing, and counts a replay", async () => {
+    let runs = 0;
+    const note = defineTool({
+      name: "add_note",
+      effect: "keyed",
+      run: () => ({ n: ++runs }),
+    });
+    const events: HarnessEvent[] = [];
+    const harness = tracedHarness({ store: memoryStore(), onEvent: (e) => events.push(e) }, telemetry);
+    await harness.call("task-2", note, { text: "hi" });
+    const before = await counters();
+    const { value, turn } = await inTurn("resume", () => harness.call("task-2", note, { text: "hi" }));
+
+    expect(value).toEqual({ n: 1 });
+    expect(runs).toBe(1);
+    // The application's own onEvent still hears everything.
+    expect(events.map((e) => e.type)).toEqual(["executed", "replayed"]);
+    const replay = spans("execute_tool add_note")[1]!;
+    expect(parentOf(replay)).toBe(turn);
+    expect(replay.attributes).toMatchObject({
+      [Attr.outcome]: "replayed",
+      [Attr.key]: idempotencyKey("task-2", "add_note", { text: "hi" }),
+      [Attr.attempt]: 1,
+    });
+    const after = await counters();
+    expect(after["idemkey.replays"]! - (before["idemkey.replays"] ?? 0)).toBe(1);
+    expect(after["idemkey.calls{replayed}"]! - (before["idemkey.calls{replayed}"] ?? 0)).toBe(1);
+  });
+
+  it("a call that waits for the same call says waited, in this process and for another process's claim", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let runs = 0;
+    const refund = defineTool({
+      name: "refund",
+      effect: "keyed",
+      run: async () => {
+        runs++;
+        started();
+        await gate;
+        return { refund: "re_1" };
+      },
+    });
+    const store = memoryStore();
+    const harness = tracedHarness({ store }, telemetry);
+    // Another process on the same ledger, polling quickly so the test does not sit in backoff; its claims that
+    // found the first call pending say when it is waiting.
+    let sawPending = 0;
+    const otherStore: Store = {
+      ...store,
+      async claim(key, input) {
+        const claimed = await store.claim(key, input);
+        if (claimed.status === "exists" && claimed.record.state === "pending") sawPending++;
+        return claimed;
+      },
+    };
+    const other = tracedHarness({ store: otherStore, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
+    const before = await counters();
+
+    const first = inTurn("turn-a", () => harness.call("task-3", refund, { cents: 500 }));
+    await running;
+    const sameProcess = inTurn("turn-b", () => harness.call("task-3", refund, { cents: 500 }));
+    const otherProcess = inTurn("turn-c", () => other.call("task-3", refund, { cents: 500 }));
+    await expect.poll(() => sawPending).toBeGreaterThan(0);
+    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    release();
+    const results = await Promise.all([first, sameProcess, otherProcess]);
+
+    expect(runs).toBe(1);
+    expect(results.map((r) => r.value)).toEqual([{ refund: "re_1" }, { refund: "re_1" }, { refund: "re_1" }]);
+    const byParent = new Map(spans("execute_tool refund").map((s) => [parentOf(s), s]));
+    expect(byParent.get(results[0].turn)!.attributes[Attr.outcome]).toBe("executed");
+    expect(byParent.get(results[1].turn)!.attributes).toMatchObject({
+      [Attr.outcome]: "waited",
+      [Attr.waitedOn]: "in_process",
+    });
+    expect(byParent.get(results[2].turn)!.attributes).toMatchObject({
+      [Attr.outcome]: "waited",
+      [Attr.waitedOn]: "pending",
+    });
+    const after = await counters();
+    expect(after["idemkey.waits{in_process}"]! - (before["idemkey.waits{in_process}"] ?? 0)).toBe(1);
+    expect(after["idemkey.waits{pending}"]! - (before["idemkey.waits{pending}"] ?? 0)).toBe(1);
+  });
+
+  it("an unknown outcome is an error span with outcome_unknown, counted, and its repeat says the same", async () => {
+    let sends = 0;
+    const wire = defineTool({
+      name: "wire_money",
+      effect: "unguarded",
+      run: () => {
+        sends++;
+        throw new Error("socket hang up");
+      },
+    });
+    const harness = tracedHarness({ store: memoryStore() }, telemetry);
+    const before = await counters();
+    const { turn } = await inTurn("turn", async () => {
+      await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
+      await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
+      return undefined;
+    });
+
+    expect(sends).toBe(1);
+    const [first, repeat] = spans("execute_tool wire_money");
+    for (const span of [first!, repeat!]) {
+      expect(parentOf(span)).toBe(turn);
+      expect(span.status.code).toBe(2); // SpanStatusCode.ERROR
+      expect(span.attributes).toMatchObject({
+        [Attr.outcome]: "outcome_unknown",
+        [Attr.key]: idempotencyKey("task-4", "wire_money", { cents: 9 }),
+      });
+      expect(span.events.some((e) => e.name === "exception")).toBe(true);
+    }
+    expect(first!.events.map((e) => e.name)).toContain("idemkey.outcome_unknown");
+    const after = await counters();
+    expect(after["idemkey.outcome_unknown"]! - (before["idemkey.outcome_unknown"] ?? 0)).toBe(2);
+  });
+
+  it("a takeover of a stopped process's claim says taken_over; a denial says denied", async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const store = memoryStore({ clock });
+    let runs = 0;
+    const book = defineTool({ name: "book", effect: "keyed", run: () => ({ n: ++runs }) });
+    const key = idempotencyKey("task-5", "book", {});
+    // A process that stopped mid-call: its claim is in the store, with a lease that then runs out.
+    await store.claim(`call:${key}`, {
+      fingerprint: key,
+      token: "dead",
+      leaseMs: 1_000,
+      ttlMs: 60_000,
+      data: JSON.stringify({
+        v: 1,
+        taskId: "task-5",
+        tool: "book",
+        effect: "keyed",
+        argsHash: "x",
+        args: "{}",
+        events: [],
+      }),
+    });
+    now += 5_000;
+    const harness = tracedHarness({ store, clock }, telemetry);
+    await harness.call("task-5", book, {});
+    expect(spans("execute_tool book")[0]!.attributes[Attr.outcome]).toBe("taken_over");
+
+    const approve = defineTool({ name: "pay", effect: "keyed", requiresApproval: true, run: () => "paid" });
+    const plain = createHarness({ store });
+    const payKey = plain.key("task-6", approve, {});
+    const parked = harness.call("task-6", approve, {});
+    await expect.poll(async () => (await plain.get(payKey))?.state).toBe("awaiting_approval");
+    await plain.deny(payKey, "not this month");
+    await expect(parked).rejects.toThrow(/not this month/);
+    const denied = spans("execute_tool pay")[0]!;
+    expect(denied.attributes).toMatchObject({ [Attr.outcome]: "denied", [Attr.key]: payKey });
+  });
+
+  it("validates its options, naming the one at fault", () => {
+    expect(() => tracedHarness({}, { tracerProvider: {} as never })).toThrow(/options\.tracerProvider/);
+    expect(() => tracedHarness({}, { meterProvider: 1 as never })).toThrow(/options\.meterProvider/);
+    expect(() => tracedHarness({ leaseMs: -1 })).toThrow(/leaseMs/);
+  });
+
+  it("without an SDK (the global no-op providers) a traced harness works unchanged", async () => {
+    const harness = tracedHarness({ store: memoryStore() });
+    const tool = defineTool({ name: "t", effect: "keyed", run: () => 1 });
+    expect(await harness.call("task-7", tool, {})).toBe(1);
+    expect(trace.getActiveSpan()).toBeUndefined();
+  });
+});
+
+describe("tracedMcpDedupe", () => {
+  it("a server-side span per tool call: executed, then replayed for the same key, refused for a reused key", async () => {
+    let runs = 0;
+    const server = new McpServer({ name: "notes", version: "1.0.0" });
+    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), telemetry);
+    server.registerTool(
+      "add_note",
+      { inputSchema: { text: z.string() } },
+      idempotent("add_note", async ({ text }) => {
+        runs++;
+        return { content: [{ type: "text", text: `note ${runs}: ${text}` }] };
+      }),
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    const send = (text: string) =>
+      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: "k-1" } });
+    try {
+      await send("hi");
+      const replay = await send("hi");
+      const reused = await send("other");
+      expect(runs).toBe(1);
+      expect(replay._meta?.[REPLAYED_META]).toBe(true);
+      expect(reused.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+    const calls = spans("execute_tool add_note");
+    expect(calls.map((s) => [s.attributes[Attr.outcome], s.attributes[Attr.key]])).toEqual([
+      ["executed", "k-1"],
+      ["replayed", "k-1"],
+      ["refused", "k-1"],
+    ]);
+    expect(calls[2]!.attributes[Attr.refusal]).toBe("key_reused");
+  });
+});
