@@ -13,6 +13,7 @@ import type {
   StoreRecord,
 } from "../store/types.js";
 import { checkIdentifier, ensureSchema } from "./schema.js";
+import { COLUMNS, migrations } from "./table.js";
 
 type Database = BetterSqlite3.Database;
 
@@ -56,27 +57,6 @@ interface Resolved {
   busyTimeoutMs: number;
   synchronous: "normal" | "full" | undefined;
 }
-
-/** Version 1 of the records table; later versions append a migration here and never edit this one. */
-const migrations = (table: string): string[] => [
-  `CREATE TABLE ${table} (
-    key TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    token TEXT,
-    lease_until INTEGER,
-    attempts INTEGER NOT NULL,
-    result TEXT,
-    data TEXT,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  CREATE INDEX ${table}_expires_at ON ${table} (expires_at);`,
-];
-
-const COLUMNS = `key, state, fingerprint, token, lease_until AS leaseUntil, attempts, result, data,
-  created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt`;
 
 /**
  * A store in a SQLite file through better-sqlite3: durable across restarts, and safe for several processes on one
