@@ -64,10 +64,12 @@ export function nodeSqliteStore(
   const owned = typeof pathOrDatabase === "string";
   const db = openDatabase(nodeSqlite.DatabaseSync, pathOrDatabase);
   let open = true;
-  db.exec(`PRAGMA busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
+  // The switch to WAL takes the file's lock once, at open: wait for it with the whole budget (see sqliteStore).
+  db.exec(`PRAGMA busy_timeout = ${resolved.busyTimeoutMs}`);
   db.exec("PRAGMA journal_mode = WAL");
   const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
   if (synchronous !== undefined) db.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
+  db.exec(`PRAGMA busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
   const { clock, table } = resolved;
   let statements: ReturnType<typeof prepare> | undefined;
   const ready = () => {

@@ -76,11 +76,14 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
   const db = openDatabase(pathOrDatabase);
   // better-sqlite3 waits for a lock synchronously, freezing the event loop: only a short wait there, and the rest of
   // the budget as asynchronous retries (see `retryBusy`).
-  db.pragma(`busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
+  // The switch to WAL needs the file's lock once, at open, in a factory that cannot await: processes opening a new
+  // file together wait for it with the whole budget (a 20 ms wait there failed "database is locked" under load).
+  db.pragma(`busy_timeout = ${resolved.busyTimeoutMs}`);
   // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
   db.pragma("journal_mode = WAL");
   const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
   if (synchronous !== undefined) db.pragma(`synchronous = ${synchronous.toUpperCase()}`);
+  db.pragma(`busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
   const { clock, table } = resolved;
   let statements: ReturnType<typeof prepare> | undefined;
   const ready = () => {
