@@ -42,6 +42,19 @@ function sortedCopy(value: unknown): unknown {
   return Object.fromEntries(entries);
 }
 
+/**
+ * Arguments whose member names are new on every call (a map keyed by ids): the worst case for a cache of shapes.
+ * A pool larger than the cache, walked in turn, so that no name sequence is seen again while it could be cached.
+ */
+export const oneOffShapes = Array.from({ length: 8192 }, (_, call) =>
+  Object.fromEntries(
+    Array.from({ length: 8 }, (_, i) => [
+      `cus_${call * 8 + i}`,
+      { sku: `SKU-${i}`, quantity: i + 1, paid: true },
+    ]),
+  ),
+);
+
 export const payloads = [
   { name: "~100 B", value: small },
   { name: "~1 KB", value: oneKb },

@@ -9,7 +9,7 @@ import { renderSummary, renderTables, renderTimings } from "./render.js";
 import { type ChaosOptions, type ChaosReport, type LedgerOption, runChaos } from "./run.js";
 
 const USAGE = `Usage: npm run demo -- [--tasks N] [--seed S] [--workers W] [--ledger sqlite|postgres|redis] [--keep DIR]
-                       [--json]
+                       [--store-faults] [--json]
 
   --tasks N     tasks per mode (default 40)
   --seed S      seeds the tasks and the fault schedule; the same seed replays the same run (default 7)
@@ -18,6 +18,8 @@ const USAGE = `Usage: npm run demo -- [--tasks N] [--seed S] [--workers W] [--le
                 (IDEMKEY_REDIS_URL)
   --keep DIR    keep idemkey mode's SQLite ledger as DIR/ledger.db, to look at with
                 idemkey inspect --store sqlite:DIR/ledger.db
+  --store-faults  break idemkey mode's ledger while it runs (connections reset, stalls, lost replies; SQLite: the
+                write lock held by another connection)
   --json        print the report as JSON instead of tables`;
 
 function options(): { json: boolean; chaos: ChaosOptions } {
@@ -28,6 +30,7 @@ function options(): { json: boolean; chaos: ChaosOptions } {
       workers: { type: "string", short: "w" },
       ledger: { type: "string" },
       keep: { type: "string" },
+      "store-faults": { type: "boolean", default: false },
       json: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
@@ -51,6 +54,7 @@ function options(): { json: boolean; chaos: ChaosOptions } {
   if (workers !== undefined) chaos.workers = workers;
   if (values.ledger !== undefined) chaos.ledger = ledger(values.ledger);
   if (values.keep !== undefined) chaos.keep = values.keep;
+  if (values["store-faults"]) chaos.storeFaults = true;
   return { json: values.json, chaos };
 }
 

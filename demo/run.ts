@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { type StoreFaultCounts, startStoreFaults } from "./faults/store.js";
 import { leaveForInspector } from "./keep.js";
 import { freshLedger, type LedgerOption, ledgerName } from "./ledger.js";
 import { startOwners } from "./owners/index.js";
@@ -39,6 +40,13 @@ export interface ChaosOptions {
    * @default none: the ledger goes with the run's temporary directory
    */
   keep?: string;
+  /**
+   * The store-fault mode: while the idemkey mode runs, its ledger is broken on a seeded schedule (connections reset,
+   * traffic stalled for up to one and a half leases, single replies dropped, through a fault proxy for PostgreSQL
+   * and Redis; the write lock held by another connection for SQLite).
+   * @default false
+   */
+  storeFaults?: boolean;
   /** Gives up on a mode that runs longer than this, in milliseconds. @default 180000 */
   timeoutMs?: number;
   /** Stops the run: workers are killed, owners closed and the temporary directory removed. */
@@ -61,6 +69,8 @@ export interface ChaosReport {
   replay: string;
   /** The path of the kept SQLite ledger, with `keep`. */
   kept?: string;
+  /** What the store-fault mode did to the ledger, with `storeFaults`. */
+  storeFaults?: StoreFaultCounts;
 }
 
 /**
@@ -72,6 +82,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   const plan = makePlan(o.seed, o.tasks);
   const root = mkdtempSync(join(tmpdir(), "idemkey-demo-"));
   const modes: ModeReport[] = [];
+  let storeFaults: StoreFaultCounts | undefined;
   if (o.keep !== undefined) mkdirSync(o.keep, { recursive: true });
   try {
     const entry = await workerEntry(root);
@@ -81,13 +92,17 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
       mkdirSync(dir);
       const owners = await startOwners(dir);
       const ledger = mode === Mode.idemkey ? freshLedger(o.ledger, o.keep ?? dir) : undefined;
+      const faults =
+        ledger && o.storeFaults
+          ? await startStoreFaults(ledger.spec, { seed: o.seed, leaseMs: o.leaseMs })
+          : undefined;
       try {
         const config: WorkerConfig = {
           mode,
           urls: { githost: owners.githost.url, payments: owners.payments.url, email: owners.email.url },
           leaseMs: o.leaseMs,
         };
-        if (ledger) config.ledger = ledger.spec;
+        if (ledger) config.ledger = faults?.spec ?? ledger.spec;
         const started = performance.now();
         o.onProgress?.({ mode, done: 0, total: plan.tasks.length, crashes: 0 });
         const stats = await supervise({
@@ -102,6 +117,7 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
         });
         modes.push(tally(mode, plan.tasks, owners.all, stats, Math.round(performance.now() - started)));
       } finally {
+        if (faults) storeFaults = await faults.stop();
         await owners.close();
         await ledger?.drop().catch(() => {});
       }
@@ -122,8 +138,10 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
     ok: problems.length === 0,
     replay:
       `npm run demo -- --seed ${o.seed} --tasks ${o.tasks} --workers ${o.workers}` +
-      (o.ledger === "sqlite" ? "" : ` --ledger ${o.ledger.kind}`),
+      (o.ledger === "sqlite" ? "" : ` --ledger ${o.ledger.kind}`) +
+      (o.storeFaults ? " --store-faults" : ""),
     ...(o.keep !== undefined && o.modes.includes(Mode.idemkey) ? { kept: join(o.keep, "ledger.db") } : {}),
+    ...(storeFaults ? { storeFaults } : {}),
   };
 }
 
@@ -151,6 +169,7 @@ interface Resolved {
   leaseMs: number;
   timeoutMs: number;
   keep: string | undefined;
+  storeFaults: boolean;
   signal: AbortSignal | undefined;
   onProgress: ChaosOptions["onProgress"];
 }
@@ -193,6 +212,9 @@ function resolveOptions(options: ChaosOptions): Resolved {
       );
     }
   }
+  if (options.storeFaults !== undefined && typeof options.storeFaults !== "boolean") {
+    throw new TypeError("options.storeFaults must be a boolean");
+  }
   if (options.onProgress !== undefined && typeof options.onProgress !== "function") {
     throw new TypeError("options.onProgress must be a function");
   }
@@ -205,6 +227,7 @@ function resolveOptions(options: ChaosOptions): Resolved {
     leaseMs: integer("leaseMs", options.leaseMs, 1_500, 100, 60_000),
     timeoutMs: integer("timeoutMs", options.timeoutMs, 180_000, 1_000, 3_600_000),
     keep: options.keep === undefined ? undefined : resolve(options.keep),
+    storeFaults: options.storeFaults ?? false,
     signal: options.signal,
     onProgress: options.onProgress,
   };

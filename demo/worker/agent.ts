@@ -6,6 +6,7 @@ import {
   memoryStore,
   OutcomeUnknownError,
   type Store,
+  StoreError,
   type Tool,
   type ToolContext,
 } from "../../src/index.js";
@@ -126,17 +127,36 @@ export function makeAgent(
       try {
         return await h.call(job.task.id, tool, args, step === undefined ? undefined : { step });
       } catch (error) {
+        if (error instanceof StoreError && tries <= 50) {
+          // The ledger is down (the store-fault mode): calling again with the same key is safe once it answers.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** Math.min(tries, 5))));
+          continue;
+        }
         if (!(error instanceof OutcomeUnknownError) || tries > 5) throw error;
         await report({ t: "unknown", task: job.task.id, call, tool: tool.name });
         const sent = await sentMessages(args as MessageArgs);
         // The task's messages are sent in order: step n took effect when at least n of them exist.
         const mine = step === undefined ? undefined : sent[step - 1];
         try {
-          await h.resolve(error.key, mine ? { result: mine } : { retry: true }, { by: "demo agent" });
+          await whileStoreDown(() =>
+            h.resolve(error.key, mine ? { result: mine } : { retry: true }, { by: "demo agent" }),
+          );
         } catch (resolveError) {
           // Another worker running the same task resolved it first.
           if (!(resolveError instanceof LedgerStateError)) throw resolveError;
         }
+      }
+    }
+  }
+
+  /** Calls `fn` again while it fails with a StoreError (the store-fault mode): safe, every write is conditional. */
+  async function whileStoreDown<T>(fn: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await fn();
+      } catch (error) {
+        if (!(error instanceof StoreError) || tries > 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(500, 20 * 2 ** Math.min(tries, 5))));
       }
     }
   }

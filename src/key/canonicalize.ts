@@ -1,5 +1,7 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
-import { isCanonicalOrder } from "./fast-path.js";
+import { DEPTH_REASON, Fault, type Segment } from "./fault.js";
+import { quote } from "./quote.js";
+import { inOrder, shapeOf, sortNames } from "./shape-cache.js";
 
 export interface CanonicalizeOptions {
   /**
@@ -12,14 +14,6 @@ export interface CanonicalizeOptions {
 }
 
 export const DEFAULT_MAX_DEPTH = 1000;
-
-type Segment = string | number;
-
-/** Thrown inside the walk; each container on the way out adds its segment, so the happy path pays nothing for paths. */
-class Fault {
-  readonly segments: Segment[] = [];
-  constructor(readonly reason: string) {}
-}
 
 /**
  * The RFC 8785 (JSON Canonicalization Scheme) form of `value`: members sorted by the UTF-16 code units of their
@@ -47,7 +41,6 @@ export function resolveMaxDepth(maxDepth: number | undefined): number {
 /** Canonicalize with paths reported from `root` (the key derivation reports `$.args...`). */
 export function canonicalizeAt(value: unknown, root: string, maxDepth: number): string {
   try {
-    if (isCanonicalOrder(value, 0, maxDepth)) return JSON.stringify(value);
     return serialize(value, 0, maxDepth, "");
   } catch (error) {
     if (error instanceof Fault) {
@@ -74,14 +67,16 @@ export function canonicalizeAt(value: unknown, root: string, maxDepth: number): 
   }
 }
 
-const DEPTH_REASON = "depth";
+const LONE_IN_VALUE = "string contains a lone surrogate, which UTF-8 cannot encode";
+const LONE_IN_NAME = "member name contains a lone surrogate, which UTF-8 cannot encode";
+
+const objectPrototype = Object.prototype as { toJSON?: unknown };
+const arrayPrototype = Array.prototype;
 
 function serialize(value: unknown, depth: number, maxDepth: number, key: string | number): string {
   switch (typeof value) {
     case "string":
-      if (!value.isWellFormed())
-        throw new Fault("string contains a lone surrogate, which UTF-8 cannot encode");
-      return JSON.stringify(value);
+      return quote(value, LONE_IN_VALUE);
     case "number":
       if (!Number.isFinite(value)) throw new Fault(`${value} is not a JSON number`);
       // ECMAScript's Number::toString is exactly RFC 8785's number form, and it prints -0 as "0".
@@ -102,7 +97,25 @@ function serialize(value: unknown, depth: number, maxDepth: number, key: string 
   }
 }
 
+/**
+ * Plain objects and arrays of this realm take the direct paths. Reading `value.toJSON` on every object was a
+ * megamorphic load (a plain object's `toJSON` can only be its own member, or Object.prototype's when someone put one
+ * there, and both are checked); anything else goes to `serializeConverted`, which does what JSON.stringify does.
+ */
 function serializeObject(value: object, depth: number, maxDepth: number, key: string | number): string {
+  const proto = Object.getPrototypeOf(value);
+  if (proto === objectPrototype ? objectPrototype.toJSON === undefined : proto === null) {
+    return serializePlain(value as Record<string, unknown>, depth, maxDepth, key);
+  }
+  if (proto === arrayPrototype && (value as { toJSON?: unknown }).toJSON === undefined) {
+    if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
+    return serializeArray(value as unknown[], depth + 1, maxDepth);
+  }
+  return serializeConverted(value, depth, maxDepth, key);
+}
+
+/** The general case: `toJSON` first, then plain data of this or another realm; anything else is not JSON. */
+function serializeConverted(value: object, depth: number, maxDepth: number, key: string | number): string {
   let target: unknown = value;
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
@@ -114,7 +127,12 @@ function serializeObject(value: object, depth: number, maxDepth: number, key: st
   const proto = Object.getPrototypeOf(target);
   if (proto === Array.prototype) return serializeArray(target as unknown[], depth + 1, maxDepth);
   if (proto === Object.prototype || proto === null || isForeignPlainObject(target, proto)) {
-    return serializeMembers(target as Record<string, unknown>, depth + 1, maxDepth);
+    return serializeMembers(
+      target as Record<string, unknown>,
+      Object.keys(target as object),
+      depth + 1,
+      maxDepth,
+    );
   }
   if (isForeignArray(target, proto)) return serializeArray(target as unknown[], depth + 1, maxDepth);
   throw new Fault(describeNonPlain(target as object));
@@ -144,8 +162,56 @@ function serializeArray(array: unknown[], depth: number, maxDepth: number): stri
   return out + "]";
 }
 
-function serializeMembers(object: Record<string, unknown>, depth: number, maxDepth: number): string {
+/** A plain object of this realm whose prototype has no `toJSON`: through the shape cache when its shape is known. */
+function serializePlain(
+  object: Record<string, unknown>,
+  depth: number,
+  maxDepth: number,
+  key: string | number,
+): string {
   const names = Object.keys(object);
+  if (names.length === 0) {
+    if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
+    return "{}";
+  }
+  const shape = shapeOf(names);
+  if (shape === undefined || shape.hasToJSON) {
+    if (names.includes("toJSON") && typeof object.toJSON === "function") {
+      return serializeConverted(object, depth, maxDepth, key);
+    }
+    if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
+    // shapeOf may have kept `names`: sort a copy, and only when it is out of order.
+    return serializeMembers(object, inOrder(names) ? names : names.slice(), depth + 1, maxDepth);
+  }
+  if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
+  const sorted = shape.sorted;
+  const count = sorted.length;
+  let out = "";
+  let first = true;
+  let i = 0;
+  try {
+    for (; i < count; i++) {
+      const member = object[sorted[i]!];
+      if (member === undefined) continue;
+      out = first
+        ? shape.firstHeads[i] + serialize(member, depth + 1, maxDepth, sorted[i]!)
+        : out + shape.heads[i] + serialize(member, depth + 1, maxDepth, sorted[i]!);
+      first = false;
+    }
+  } catch (error) {
+    if (error instanceof Fault) error.segments.push(sorted[i]!);
+    throw error;
+  }
+  return first ? "{}" : out + "}";
+}
+
+/** Members in RFC 8785 order, without the cache; `names` is sorted in place. */
+function serializeMembers(
+  object: Record<string, unknown>,
+  names: string[],
+  depth: number,
+  maxDepth: number,
+): string {
   if (names.length > 1) sortNames(names);
   let out = "{";
   let first = true;
@@ -154,7 +220,7 @@ function serializeMembers(object: Record<string, unknown>, depth: number, maxDep
     for (name of names) {
       const member = object[name];
       if (member === undefined) continue;
-      out += (first ? "" : ",") + quoteName(name) + ":" + serialize(member, depth, maxDepth, name);
+      out += (first ? "" : ",") + quote(name, LONE_IN_NAME) + ":" + serialize(member, depth, maxDepth, name);
       first = false;
     }
   } catch (error) {
@@ -162,60 +228,6 @@ function serializeMembers(object: Record<string, unknown>, depth: number, maxDep
     throw error;
   }
   return out + "}";
-}
-
-/**
- * Orders member names by UTF-16 code units (RFC 8785 section 3.2.3): JavaScript's `<` on strings compares code
- * units. Insertion sort, because tool arguments have few members and often arrive already in order.
- */
-function sortNames(names: string[]): void {
-  for (let i = 1; i < names.length; i++) {
-    const name = names[i]!;
-    let j = i - 1;
-    if (names[j]! < name) continue;
-    while (j >= 0 && names[j]! > name) {
-      names[j + 1] = names[j]!;
-      j--;
-    }
-    names[j + 1] = name;
-  }
-}
-
-const SHORT = 64;
-
-/**
- * A JSON string literal as JSON.stringify (and RFC 8785) writes it. Short strings without anything to escape,
- * the common case, are quoted by hand: calling into JSON.stringify costs more than scanning them.
- */
-function quote(text: string, loneSurrogate: string): string {
-  const length = text.length;
-  if (length <= SHORT) {
-    let plain = true;
-    for (let i = 0; i < length; i++) {
-      const c = text.charCodeAt(i);
-      if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) return '"' + text + '"';
-  }
-  if (!text.isWellFormed()) throw new Fault(loneSurrogate);
-  return JSON.stringify(text);
-}
-
-/** Member names repeat across the objects of an array and across calls; their quoted form is worth keeping. */
-const quotedNames = new Map<string, string>();
-const QUOTED_NAMES_LIMIT = 4096;
-
-function quoteName(name: string): string {
-  let quoted = quotedNames.get(name);
-  if (quoted === undefined) {
-    quoted = quote(name, "member name contains a lone surrogate, which UTF-8 cannot encode");
-    if (quotedNames.size >= QUOTED_NAMES_LIMIT) quotedNames.clear();
-    quotedNames.set(name, quoted);
-  }
-  return quoted;
 }
 
 /** A plain object from another realm (a `vm` context, an iframe): its prototype is that realm's Object.prototype. */

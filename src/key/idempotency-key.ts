@@ -1,6 +1,7 @@
 import { hash } from "node:crypto";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, resolveMaxDepth } from "./canonicalize.js";
+import { quotePlain } from "./quote.js";
 
 export interface IdempotencyKeyOptions {
   /**
@@ -82,7 +83,7 @@ function name(field: string, value: unknown): string {
       "string contains a lone surrogate, which UTF-8 cannot encode",
     );
   }
-  return JSON.stringify(value);
+  return quotePlain(value) ?? JSON.stringify(value);
 }
 
 export function sha256Hex(text: string): string {

@@ -1,7 +1,7 @@
 import { type Attributes, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { McpDedupe } from "../mcp/dedupe.js";
 import type { McpHandlerExtra } from "../mcp/dedupe-options.js";
-import { REFUSAL_META, REPLAYED_META } from "../mcp/meta.js";
+import { REFUSAL_META, REPLAYED_META, Refusal } from "../mcp/meta.js";
 import { idempotencyKeyOf } from "../mcp/read-key.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
@@ -39,13 +39,18 @@ export function tracedMcpDedupe<Extra extends McpHandlerExtra>(
           try {
             const result = await wrapped(args, extra);
             const meta = result._meta ?? {};
+            const refusal = meta[REFUSAL_META];
+            // A key taken over from a server that stopped mid-call is refused as outcome-unknown: say so by name.
             const outcome =
-              meta[REFUSAL_META] !== undefined
-                ? Outcome.refused
-                : meta[REPLAYED_META] === true
-                  ? Outcome.replayed
-                  : Outcome.executed;
-            if (outcome === Outcome.refused) span.setAttribute(Attr.refusal, String(meta[REFUSAL_META]));
+              refusal === Refusal.outcomeUnknown
+                ? Outcome.outcomeUnknown
+                : refusal !== undefined
+                  ? Outcome.refused
+                  : meta[REPLAYED_META] === true
+                    ? Outcome.replayed
+                    : Outcome.executed;
+            if (refusal !== undefined) span.setAttribute(Attr.refusal, String(refusal));
+            if (outcome === Outcome.outcomeUnknown) meters.unknown.add(1, { [Attr.toolName]: name });
             if (outcome === Outcome.replayed) meters.replays.add(1, { [Attr.toolName]: name });
             if (result.isError === true) span.setStatus({ code: SpanStatusCode.ERROR });
             span.setAttribute(Attr.outcome, outcome);

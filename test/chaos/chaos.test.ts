@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runChaos } from "../../demo/run.js";
-import { expectExactlyOnce, expectFaultsExercised } from "./expect-once.js";
+import { expectExactlyOnce, expectFaultsExercised, expectStoreFaults } from "./expect-once.js";
 
 /**
  * The slice of the chaos suite that runs in `npm test`: the demo's machinery as a library, 40 tasks on SQLite,
@@ -39,5 +39,13 @@ describe("chaos slice: 40 tasks, SQLite ledger", () => {
 
     expectExactlyOnce(report);
     expectFaultsExercised(report, false);
+  }, 180_000);
+});
+
+describe("chaos slice, store-fault mode: 20 tasks, SQLite ledger whose write lock another connection holds", () => {
+  it("never duplicates while the ledger is held up", async () => {
+    const report = await runChaos({ tasks: 20, seed, workers: 3, modes: ["idemkey"], storeFaults: true });
+    expectExactlyOnce(report);
+    expectStoreFaults(report, "sqlite");
   }, 180_000);
 });

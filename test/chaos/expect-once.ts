@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { ChaosReport } from "../../demo/run.js";
+import type { ChaosReport, LedgerOption } from "../../demo/run.js";
 import { KillPoint } from "../../demo/schedule.js";
 
 /**
@@ -41,5 +41,19 @@ export function expectFaultsExercised(report: ChaosReport, everyPoint: boolean):
     for (const tool of ["sendMessage", "openPullRequest", "createCharge"]) {
       expect(mode.faults.kills[point][tool] ?? 0, `kills ${point} in ${tool}; ${replay}`).toBeGreaterThan(0);
     }
+  }
+}
+
+/** The store-fault mode really broke the ledger: the proxy's faults for a server, lock holds for SQLite. */
+export function expectStoreFaults(report: ChaosReport, ledger: LedgerOption): void {
+  const f = report.storeFaults;
+  const replay = `seed ${report.seed}`;
+  expect(f, replay).toBeDefined();
+  if (ledger === "sqlite") {
+    expect(f!.lock, replay).toBeGreaterThan(0);
+  } else {
+    expect(f!.reset, replay).toBeGreaterThan(0);
+    expect(f!.stall, replay).toBeGreaterThan(0);
+    expect(f!.drop, replay).toBeGreaterThan(0);
   }
 }

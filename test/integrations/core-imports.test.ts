@@ -61,6 +61,8 @@ describe("what the core and the adapters load", () => {
   it("(control) the recorder sees a framework when an adapter does load one", () => {
     const urls = resolvedBy("src/openai-agents/index.ts");
     expect(urls.some((u) => u.includes("/node_modules/@openai/agents/"))).toBe(true);
+    const langgraph = resolvedBy("src/langgraph/index.ts");
+    expect(langgraph.some((u) => u.includes("/node_modules/@langchain/langgraph/"))).toBe(true);
   });
 
   it("idemkey/otel loads the OpenTelemetry API and no SDK: spans cost nothing until the application registers one", () => {
