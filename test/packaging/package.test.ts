@@ -84,6 +84,8 @@ const PLACEHOLDERS: Record<string, string> = {
   messageId: "string",
   userMessageId: "string",
   turnId: "string",
+  sessionId: "string",
+  prompt: "string",
   model: 'import("ai").LanguageModel',
   messages: 'import("ai").ModelMessage[]',
   sendEmail: 'import("ai").Tool<{ to: string; subject: string }, { messageId: string }>',
