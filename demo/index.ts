@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import cliProgress from "cli-progress";
-import { renderSummary, renderTables } from "./render.js";
+import { renderSummary, renderTables, renderTimings } from "./render.js";
 import { type ChaosOptions, type ChaosReport, type LedgerOption, runChaos } from "./run.js";
 
 const USAGE = `Usage: npm run demo -- [--tasks N] [--seed S] [--workers W] [--ledger sqlite|postgres|redis] [--keep DIR]
@@ -131,9 +131,15 @@ async function main(): Promise<number> {
     }
     if (report.kept) {
       console.log(
-        `\nLedger kept: ${report.kept}\nLook at it with: npm run inspect -- --store sqlite:${report.kept}`,
+        `\nLedger kept: ${report.kept}, with a refund parked for approval and an email whose outcome is unknown.\n` +
+          `Look at it with: npm run inspect -- --store sqlite:${report.kept}`,
       );
     }
+    console.log(
+      "\nThe code a user writes is the tool definitions: demo/worker/tools.ts (defineTool with an effect and an " +
+        "identity), and createHarness in demo/worker/agent.ts.",
+    );
+    console.error(renderTimings(report));
   }
   return report.ok ? 0 : 1;
 }

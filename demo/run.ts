@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type StoreFaultCounts, startStoreFaults } from "./faults/store.js";
+import { leaveForInspector } from "./keep.js";
 import { freshLedger, type LedgerOption, ledgerName } from "./ledger.js";
 import { startOwners } from "./owners/index.js";
 import { Mode, type WorkerConfig } from "./protocol.js";
@@ -33,7 +34,8 @@ export interface ChaosOptions {
   leaseMs?: number;
   /**
    * A directory to keep the idemkey mode's SQLite ledger in, as `ledger.db`, after the run, for
-   * `idemkey inspect --store sqlite:<dir>/ledger.db`. Created if missing; refused if it already holds a `ledger.db`,
+   * `idemkey inspect --store sqlite:<dir>/ledger.db`, with a refund parked for approval and an email whose outcome is
+   * unknown added for the inspector to act on. Created if missing; refused if it already holds a `ledger.db`,
    * so that two runs never mix. SQLite ledger only.
    * @default none: the ledger goes with the run's temporary directory
    */
@@ -123,6 +125,8 @@ export async function runChaos(options: ChaosOptions = {}): Promise<ChaosReport>
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
+  if (o.keep !== undefined && o.modes.includes(Mode.idemkey))
+    await leaveForInspector(join(o.keep, "ledger.db"));
   const problems = modes.flatMap(problemsOf);
   return {
     seed: o.seed,

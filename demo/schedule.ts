@@ -2,7 +2,8 @@
  * The seeded part of a chaos run: the tasks the scripted "model" works through and the faults injected into them.
  * Both are pure functions of the seed, so every mode (and a replay with `--seed`) sees the same tasks and the same
  * fault schedule; which faults are actually reached depends on the mode (a call answered from the ledger never
- * reaches its "after the owner's effect" point).
+ * reaches its "after the owner's effect" point), never on timing: a task run by two workers at once has no other
+ * fault, so the outcome of a seed is the same on every run.
  */
 
 /** The tool calls every task makes, in order. The two messages are identical and told apart by `step`. */
@@ -135,14 +136,20 @@ export function makePlan(seed: number, count: number): Plan {
       subject: `[${id}] CI status`,
       text: `The test suite is green on ${head}.`,
     });
+    // A task given to two workers at once gets no other fault: which copy reaches a kill point or a lost answer first
+    // is a race between processes, and a race would make the same seed give other numbers on another run.
+    const duplicate = next() < RATES.duplicate;
     const taskKills: Kill[] = [];
-    if (next() < RATES.kill) {
-      taskKills.push({ run: 1, ...killCombos[kills++ % killCombos.length]! });
-      if (next() < RATES.killOnReplay)
-        taskKills.push({ run: 2, ...killCombos[kills++ % killCombos.length]! });
+    const net: Net[] = [];
+    if (!duplicate) {
+      if (next() < RATES.kill) {
+        taskKills.push({ run: 1, ...killCombos[kills++ % killCombos.length]! });
+        if (next() < RATES.killOnReplay)
+          taskKills.push({ run: 2, ...killCombos[kills++ % killCombos.length]! });
+      }
+      if (next() < RATES.net) net.push(netCombos[nets++ % netCombos.length]!);
     }
-    const net: Net[] = next() < RATES.net ? [netCombos[nets++ % netCombos.length]!] : [];
-    faults.push({ kills: taskKills, net, duplicate: next() < RATES.duplicate });
+    faults.push({ kills: taskKills, net, duplicate });
   }
   return { seed, tasks, faults };
 }

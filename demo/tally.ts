@@ -168,7 +168,11 @@ function unsurfaced(stats: Stats): string[] {
       .filter((k) => unguarded(k.call) && (k.point === "before-send" || k.point === "after-effect"))
       .map((k) => ({ ...k, what: `kill ${k.point}` })),
   ];
-  return ambiguous
-    .filter((a) => !told.has(`${a.task}#${a.call}`))
-    .map((a) => `${a.task}#${a.call} (${a.what})`);
+  return (
+    ambiguous
+      .filter((a) => !told.has(`${a.task}#${a.call}`))
+      .map((a) => `${a.task}#${a.call} (${a.what})`)
+      // In the order of the tasks, not of the events: workers finish in whatever order the machine allows.
+      .sort()
+  );
 }

@@ -1,12 +1,36 @@
-// Used by .ci/run: prints the runner's real counts from Vitest's JSON report as "N passed, N failed".
+// Used by .ci/run: prints the runner's real counts from Vitest's JSON reports as "N passed, N failed".
+// One report: that line. Several, given as "label=path" (one per Node of the matrix): a line per label, then the
+// total line last, which is the one CI's reader takes.
 import { readFileSync } from "node:fs";
 
-const report = JSON.parse(readFileSync(process.argv[2] ?? ".tmp/vitest-report.json", "utf8"));
-const skipped = report.numPendingTests + report.numTodoTests;
-let line = `${report.numPassedTests} passed, ${report.numFailedTests} failed`;
-if (skipped > 0) line += `, ${skipped} skipped`;
-console.log(line);
-if (report.numTotalTests === 0) {
+const args = process.argv.slice(2);
+if (args.length === 0) args.push(".tmp/vitest-report.json");
+
+const line = (c) => {
+  let text = `${c.passed} passed, ${c.failed} failed`;
+  if (c.skipped > 0) text += `, ${c.skipped} skipped`;
+  return text;
+};
+
+const total = { passed: 0, failed: 0, skipped: 0, all: 0 };
+let empty = false;
+for (const arg of args) {
+  const at = arg.indexOf("=");
+  const label = at > 0 ? arg.slice(0, at) : undefined;
+  const report = JSON.parse(readFileSync(at > 0 ? arg.slice(at + 1) : arg, "utf8"));
+  const counts = {
+    passed: report.numPassedTests,
+    failed: report.numFailedTests,
+    skipped: report.numPendingTests + report.numTodoTests,
+  };
+  if (report.numTotalTests === 0) empty = true;
+  if (label !== undefined) console.log(`${label}: ${line(counts)}`);
+  total.passed += counts.passed;
+  total.failed += counts.failed;
+  total.skipped += counts.skipped;
+}
+if (args.length > 1 || args[0].indexOf("=") <= 0) console.log(line(total));
+if (empty) {
   console.error("no test ran");
   process.exit(1);
 }

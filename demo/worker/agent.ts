@@ -82,15 +82,18 @@ export function makeAgent(
   };
 
   const tools = makeTools(post);
-  const harness: Harness | undefined =
-    mode === Mode.naive
-      ? undefined
-      : createHarness({
-          store: mode === Mode.idemkey ? ledger : memoryStore(),
-          leaseMs: config.leaseMs,
-          retry: RETRY,
-          wait: { minDelayMs: 10, maxDelayMs: 100 },
-        });
+  const harnessWith = (store: Store | undefined) =>
+    createHarness({
+      store,
+      leaseMs: config.leaseMs,
+      retry: RETRY,
+      wait: { minDelayMs: 10, maxDelayMs: 100 },
+    });
+  // The local mode's ledger lives in memory for one job, as if each job had a worker of its own: kept per process,
+  // whether a replay found it would depend on which worker happened to be free, and the numbers on timing.
+  const shared: Harness | undefined = mode === Mode.idemkey ? harnessWith(ledger) : undefined;
+  const harnessFor = (): Harness | undefined =>
+    mode === Mode.naive ? undefined : (shared ?? harnessWith(memoryStore()));
 
   /** Naive retries: the same request again after any retryable failure, with nothing that could recognise it. */
   async function naive<A, R>(tool: Tool<A, R>, args: A, taskId: string): Promise<R> {
@@ -171,6 +174,7 @@ export function makeAgent(
       // The model re-samples the PR step on every replay and words the title differently each time.
       const sample = job.copy === "p" ? job.run - 1 : job.run;
       const message: MessageArgs = { to: task.to, subject: task.subject, text: task.text };
+      const harness = harnessFor();
       const invoke = <A, R>(tool: Tool<A, R>, args: A, call: CallIndex) =>
         harness === undefined ? naive(tool, args, task.id) : viaHarness(harness, tool, args, job, call);
       const title = task.titles[sample % task.titles.length]!;

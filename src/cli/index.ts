@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { readFileSync } from "node:fs";
+import { fstatSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { IdemkeyError } from "../errors/idemkey-error.js";
 import { isLoopback } from "../inspector/loopback.js";
 import { checkName } from "../inspector/options.js";
@@ -11,11 +12,12 @@ import { idempotencyKey } from "../key/idempotency-key.js";
 const HELP = `idemkey — idempotency keys for AI agents' tool calls
 
 Usage:
-  idemkey key --task <id> --tool <name> [--args <json>] [--step <step>]
+  idemkey key --task <id> --tool <name> [--args <json>] [--step <step> | --step-json <json>]
       Prints the key: lowercase hex SHA-256 of the RFC 8785 canonical JSON of
-      [task, tool, args] (or [task, tool, args, step] with --step).
+      [task, tool, args] (or [task, tool, args, step] with a step).
       Without --args the arguments JSON is read from standard input.
-      --step is taken as a JSON number when it is one, otherwise as a string.
+      --step is taken as a JSON number when it is one, otherwise as a string;
+      --step-json takes the step as JSON ('"2"' is the string 2, '2' the number).
   idemkey canon [<json>]
       Prints the RFC 8785 canonical form of the JSON (or of standard input).
   idemkey inspect --store <url> [--port <n>] [--read-only] [--user <name>] [--redact <fields>]
@@ -47,10 +49,14 @@ class UsageError extends Error {}
 /** The input was fine but the world was not (a store that does not answer, a port in use): one line, exit 1. */
 class RunError extends Error {}
 
+/** No command at all: the usage on stderr, exit code 2. */
+class NoCommand extends Error {}
+
 function main(argv: string[]): string | Promise<string | undefined> {
   const [command, ...rest] = argv;
   switch (command) {
     case undefined:
+      throw new NoCommand();
     case "help":
     case "--help":
     case "-h":
@@ -69,12 +75,13 @@ function main(argv: string[]): string | Promise<string | undefined> {
   }
 }
 
-function keyCommand(argv: string[]): string {
+async function keyCommand(argv: string[]): Promise<string> {
   const { values, positionals } = parse(argv, {
     task: { type: "string" },
     tool: { type: "string" },
     args: { type: "string" },
     step: { type: "string" },
+    "step-json": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   if (values.help) return HELP;
@@ -82,16 +89,30 @@ function keyCommand(argv: string[]): string {
     throw new UsageError(`unexpected argument "${positionals[0]}"; pass JSON with --args`);
   if (!values.task) throw new UsageError("missing --task <id> (the task the call belongs to)");
   if (!values.tool) throw new UsageError("missing --tool <name>");
-  const args = parseJson(values.args ?? readStdin("--args <json>"), "--args");
-  const step = values.step === undefined ? undefined : parseStep(values.step);
-  return idempotencyKey(values.task, values.tool, args, step === undefined ? undefined : { step });
+  if (values.step !== undefined && values["step-json"] !== undefined) {
+    throw new UsageError("--step and --step-json are one step; pass one of them");
+  }
+  const stepJson = values["step-json"];
+  const step =
+    stepJson !== undefined
+      ? parseJson(stepJson, "--step-json")
+      : values.step === undefined
+        ? undefined
+        : parseStep(values.step);
+  const args = parseJson(values.args ?? (await readStdin("--args <json>")), "--args");
+  return idempotencyKey(
+    values.task,
+    values.tool,
+    args,
+    step === undefined ? undefined : { step: step as string | number },
+  );
 }
 
-function canonCommand(argv: string[]): string {
+async function canonCommand(argv: string[]): Promise<string> {
   const { values, positionals } = parse(argv, { help: { type: "boolean", short: "h" } });
   if (values.help) return HELP;
   if (positionals.length > 1) throw new UsageError("canon takes one JSON argument; quote it");
-  return canonicalize(parseJson(positionals[0] ?? readStdin("<json>"), "the input"));
+  return canonicalize(parseJson(positionals[0] ?? (await readStdin("<json>")), "the input"));
 }
 
 async function inspectCommand(argv: string[]): Promise<string | undefined> {
@@ -212,9 +233,30 @@ function parseStep(text: string): string | number {
   return text.trim() !== "" && Number.isFinite(number) && String(number) === text.trim() ? number : text;
 }
 
-function readStdin(flag: string): string {
+/**
+ * Reads all of standard input as a stream: `readFileSync(0)` fails with EAGAIN on a non-blocking pipe whose writer
+ * has not written yet (`(sleep 1; echo '{}') | idemkey key ...`).
+ */
+async function readStdin(flag: string): Promise<string> {
   if (process.stdin.isTTY) throw new UsageError(`no JSON given: pass ${flag} or pipe it on standard input`);
-  return readFileSync(0, "utf8");
+  // A directory on stdin (`< /`) reads as an empty stream rather than failing: say what it is instead.
+  if (fstatSync(0).isDirectory()) {
+    throw new UsageError("cannot read standard input: EISDIR: it is a directory, not JSON");
+  }
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  } catch (error) {
+    throw new UsageError(`cannot read standard input: ${(error as Error).message}`);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A path of thousands of `[0]` (input nested too deep) cut to its start and a count: the line stays readable. */
+function shortPath(path: string): string {
+  const segments = path.match(/\[[^\]]*\]|\.[^.[]+|^[^.[]+/g) ?? [path];
+  if (segments.length <= 17) return path;
+  return `${segments.slice(0, 9).join("")}... (${segments.length - 9} levels deeper)`;
 }
 
 function version(): string {
@@ -228,7 +270,13 @@ try {
   const output = await main(process.argv.slice(2));
   if (output !== undefined) process.stdout.write(`${output}\n`);
 } catch (error) {
-  if (error instanceof UsageError || error instanceof IdemkeyError || error instanceof TypeError) {
+  if (error instanceof NoCommand) {
+    process.stderr.write(`${HELP}\n`);
+    process.exitCode = 2;
+  } else if (error instanceof CanonicalizationError) {
+    process.stderr.write(`idemkey: ${shortPath(error.path)}: ${error.reason}\n`);
+    process.exitCode = 2;
+  } else if (error instanceof UsageError || error instanceof IdemkeyError || error instanceof TypeError) {
     process.stderr.write(`idemkey: ${error.message}\n`);
     process.exitCode = 2;
   } else if (error instanceof RunError) {

@@ -5,6 +5,7 @@ export { IdemkeyError } from "./idemkey-error.js";
 export { IdempotencyConflictError } from "./idempotency-conflict-error.js";
 export { LeaseLostError } from "./lease-lost-error.js";
 export { LedgerStateError } from "./ledger-state-error.js";
+export { MissingPeerError } from "./missing-peer-error.js";
 export { NetworkError } from "./network-error.js";
 export { OutcomeUnknownError } from "./outcome-unknown-error.js";
 export { ResponseTooLargeError } from "./response-too-large-error.js";

@@ -1,5 +1,3 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
@@ -7,15 +5,30 @@ import { defineTool } from "../harness/define-tool.js";
 import type { Tool, ToolContext, ToolDefinition } from "../harness/types.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, Refusal } from "./meta.js";
 import { McpToolError, resultText } from "./tool-error.js";
+import type { McpCallToolResult } from "./types.js";
 
-/** The one method of an MCP `Client` that `mcpTool` uses. */
-export type McpCallClient = Pick<Client, "callTool">;
+/** A `tools/call` request's params, as `mcpTool` sends them. */
+export interface McpCallParams {
+  name: string;
+  arguments?: { [name: string]: unknown };
+  _meta?: { [name: string]: unknown };
+}
+
+/**
+ * The one method of an MCP `Client` that `mcpTool` uses: a connected `Client` of either SDK line fits. v1
+ * (`@modelcontextprotocol/sdk`) takes `callTool(params, resultSchema, options)`, v2 (`@modelcontextprotocol/client`)
+ * `callTool(params, options)`; a v2 client is told apart by its `getNegotiatedProtocolVersion` method.
+ */
+export interface McpCallClient {
+  // biome-ignore lint/suspicious/noExplicitAny: the two SDK lines' second parameters differ; either is accepted.
+  callTool(params: McpCallParams, ...rest: any[]): Promise<unknown>;
+}
 
 /** The arguments of an MCP tool call: a JSON object, sent to the server as they are. */
 export type McpArguments = { [name: string]: unknown };
 
 export interface McpToolOptions<A extends McpArguments = McpArguments>
-  extends Omit<ToolDefinition<A, CallToolResult>, "name" | "run"> {
+  extends Omit<ToolDefinition<A, McpCallToolResult>, "name" | "run"> {
   /** The tool's name on the MCP server. */
   name: string;
   /**
@@ -42,8 +55,9 @@ export interface McpToolOptions<A extends McpArguments = McpArguments>
  *
  * `effect` is what the harness may assume when it repeats a call: `keyed` only when the server honours the key,
  * `idempotent` or `read` only when you know the tool to be so. The server's own annotations are hints, which
- * `mcpTools` maps only when told to trust them. An error result (`isError`) throws `McpToolError` and is not
- * recorded; `mcpDedupe`'s refusals throw `IdempotencyConflictError` (the key was used for another call) or a
+ * `mcpTools` maps only when told to trust them. An error result (`isError`) is the server's answer: it throws
+ * `McpToolError`, is not recorded, and frees the key, whatever the effect (a later identical call reaches the server
+ * again); only a lost or timed-out answer leaves an `unguarded` call's outcome unknown. `mcpDedupe`'s refusals throw `IdempotencyConflictError` (the key was used for another call) or a
  * retryable `ToolCallError` (the same call is still running).
  *
  * @example
@@ -53,7 +67,7 @@ export interface McpToolOptions<A extends McpArguments = McpArguments>
 export function mcpTool<A extends McpArguments = McpArguments>(
   client: McpCallClient,
   options: McpToolOptions<A>,
-): Tool<A, CallToolResult> {
+): Tool<A, McpCallToolResult> {
   if (typeof client !== "object" || client === null || typeof client.callTool !== "function") {
     throw new TypeError("client must be a connected MCP Client (it has no callTool method)");
   }
@@ -73,25 +87,29 @@ export function mcpTool<A extends McpArguments = McpArguments>(
   ) {
     throw new TypeError(`options.timeoutMs must be a finite number > 0, got ${String(timeoutMs)}`);
   }
-  return defineTool<A, CallToolResult>({
+  const v2 =
+    typeof (client as { getNegotiatedProtocolVersion?: unknown }).getNegotiatedProtocolVersion === "function";
+  return defineTool<A, McpCallToolResult>({
     ...rest,
     name: keyName,
-    run: (args, ctx) => callOnce(client, name, args, ctx, timeoutMs),
+    run: (args, ctx) => callOnce(client, v2, name, args, ctx, timeoutMs),
   });
 }
 
 async function callOnce(
   client: McpCallClient,
+  v2: boolean,
   name: string,
   args: McpArguments,
   ctx: ToolContext,
   timeoutMs: number | undefined,
-): Promise<CallToolResult> {
-  const result = (await client.callTool(
-    { name, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: ctx.idempotencyKey } },
-    undefined,
-    timeoutMs === undefined ? { signal: ctx.signal } : { signal: ctx.signal, timeout: timeoutMs },
-  )) as CallToolResult;
+): Promise<McpCallToolResult> {
+  const params = { name, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: ctx.idempotencyKey } };
+  const options =
+    timeoutMs === undefined ? { signal: ctx.signal } : { signal: ctx.signal, timeout: timeoutMs };
+  const result = (
+    v2 ? await client.callTool(params, options) : await client.callTool(params, undefined, options)
+  ) as McpCallToolResult;
   if (result.isError !== true) return result;
   const refusal = result._meta?.[REFUSAL_META];
   const text = resultText(result);

@@ -1,10 +1,16 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Store } from "../store/types.js";
+import type { McpCallToolResult as CallToolResult } from "./types.js";
 
-/** What `mcpDedupe` reads of a tool handler's `extra`: the request `_meta` and the authenticated caller. */
+/**
+ * What `mcpDedupe` reads of a tool handler's `extra`: the request `_meta` and the authenticated caller, where v1
+ * (`@modelcontextprotocol/sdk`) puts them (`extra._meta`, `extra.authInfo`) or where v2 (`@modelcontextprotocol/server`)
+ * does (`ctx.mcpReq._meta`, `ctx.http.authInfo`).
+ */
 export interface McpHandlerExtra {
   _meta?: { [name: string]: unknown } | undefined;
   authInfo?: { clientId: string } | undefined;
+  mcpReq?: { _meta?: { [name: string]: unknown } | undefined };
+  http?: { authInfo?: { clientId: string } | undefined } | undefined;
 }
 
 export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtra> {
@@ -15,12 +21,12 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
   store: Store;
   /**
    * Names the caller, so that keys are per caller: one caller can never replay or block another's call. The default
-   * is the authenticated client of the request (`extra.authInfo.clientId`, set by the SDK's bearer-auth middleware
-   * on HTTP transports), and one global scope where there is none, which is right for a stdio server: it has one
+   * is the authenticated client of the request (`extra.authInfo.clientId` in v1, `ctx.http.authInfo.clientId` in v2,
+   * set by the SDK's bearer-auth middleware on HTTP transports), and one global scope where there is none, which is right for a stdio server: it has one
    * client, the process that started it. Return a user or tenant id when one OAuth client acts for many users.
    * Never scope by `extra.sessionId`: a client that reconnects after a failure gets a new session, and its retry
    * would then not be recognised.
-   * @default (extra) => extra.authInfo?.clientId ?? ""
+   * @default (extra) => (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? ""
    * @example scope: (extra) => String(extra.authInfo?.extra?.userId)
    */
   scope?: (extra: Extra) => string | Promise<string>;
@@ -82,7 +88,7 @@ export function resolveOptions<Extra extends McpHandlerExtra>(
   }
   const resolved: Resolved<Extra> = {
     store: options.store,
-    scope: options.scope ?? ((extra) => extra.authInfo?.clientId ?? ""),
+    scope: options.scope ?? ((extra) => (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? ""),
     required: options.required ?? false,
     leaseMs: positive("leaseMs", options.leaseMs, 30_000),
     retentionMs: positive("retentionMs", options.retentionMs, 24 * 60 * 60 * 1000),

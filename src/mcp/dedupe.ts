@@ -1,4 +1,3 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { claimKey } from "../claim/claim.js";
 import type { Claim, Hold } from "../claim/types.js";
 import { canonicalize } from "../key/canonicalize.js";
@@ -7,14 +6,18 @@ import { type McpDedupeOptions, type McpHandlerExtra, resolveOptions } from "./d
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
 import { REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
 import { idempotencyKeyOf } from "./read-key.js";
+import type { McpCallToolResult } from "./types.js";
 
-type Handler<A, E> = (args: A, extra: E) => CallToolResult | Promise<CallToolResult>;
+// R is the handler's own result type (its SDK's CallToolResult), so the wrapped handler fits that SDK's registerTool.
+type Handler<A, E, R> = (args: A, extra: E) => R | Promise<R>;
+/** The handler's result, or a replay or refusal of it: the same type, with the fields idemkey may set. */
+type Result<R> = R & McpCallToolResult;
 
 /** Wraps one tool handler: `name` is the tool's name, so that a key reused for another tool is refused. */
-export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra>(
+export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R extends McpCallToolResult>(
   name: string,
-  handler: Handler<A, E>,
-) => (args: A, extra: E) => Promise<CallToolResult>;
+  handler: Handler<A, E, R>,
+) => (args: A, extra: E) => Promise<Result<R>>;
 
 /**
  * Dedupes tool calls at the MCP server on the idempotency key in their `_meta` (`"dev.idemkey/idempotency-key"`,
@@ -24,7 +27,8 @@ export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra>(
  * client turns into `IdempotencyConflictError`); a repeat while the first still runs is refused as in flight, to be
  * retried. Refusals are error results carrying `"dev.idemkey/refusal"` in their `_meta`; the tool does not run.
  *
- * For tools registered with an `inputSchema` (whose handler takes `(args, extra)`).
+ * For tools registered with an `inputSchema` (whose handler takes `(args, extra)`), on either SDK line: v1's `extra`
+ * (`extra._meta`, `extra.authInfo`) and v2's context (`ctx.mcpReq._meta`, `ctx.http.authInfo`) are both read.
  *
  * @example
  * const idempotent = mcpDedupe({ store: sqliteStore("./mcp.db") });
@@ -35,13 +39,17 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
 ): McpDedupe<Extra> {
   const { store, scope, required, leaseMs, retentionMs, save, rerunAfterTakeover } = resolveOptions(options);
 
-  return function dedupe<A, E extends Extra>(name: string, handler: Handler<A, E>) {
+  return function dedupe<A, E extends Extra, R extends McpCallToolResult>(
+    name: string,
+    handler: Handler<A, E, R>,
+  ) {
     if (typeof name !== "string" || name.length === 0) {
       throw new TypeError(`name must be the tool's name, a non-empty string, got ${typeof name}`);
     }
     if (typeof handler !== "function") throw new TypeError(`the handler of "${name}" must be a function`);
 
-    return async function idempotent(args: A, extra: E): Promise<CallToolResult> {
+    const refuse = (refusal: Refusal, text: string) => refusalResult(refusal, text) as Result<R>;
+    return async function idempotent(args: A, extra: E): Promise<Result<R>> {
       let key: string | undefined;
       try {
         key = idempotencyKeyOf(extra);
@@ -93,7 +101,7 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
             "A call with this idempotency key is still running. Retry it later to get its result.",
           );
         }
-        const saved = JSON.parse(record.result) as CallToolResult;
+        const saved = JSON.parse(record.result) as Result<R>;
         return { ...saved, _meta: { ...saved._meta, [REPLAYED_META]: true } };
       }
       const { hold } = claim;
@@ -109,7 +117,7 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         return refuse(Refusal.outcomeUnknown, UNKNOWN);
       }
 
-      let result: CallToolResult;
+      let result: Result<R>;
       try {
         result = await handler(args, extra);
       } catch (error) {
@@ -158,7 +166,7 @@ const UNKNOWN =
   "An earlier call with this idempotency key was interrupted while it ran, and it may or may not have taken " +
   "effect, so it is not run again. Check whether it took effect before calling again with a new key.";
 
-function refuse(refusal: Refusal, text: string): CallToolResult {
+function refusalResult(refusal: Refusal, text: string): McpCallToolResult {
   return { content: [{ type: "text", text }], isError: true, _meta: { [REFUSAL_META]: refusal } };
 }
 

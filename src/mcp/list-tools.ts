@@ -1,15 +1,16 @@
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type {
-  CallToolResult,
-  Tool as McpToolDefinition,
-  ToolAnnotations,
-} from "@modelcontextprotocol/sdk/types.js";
 import type { Tool } from "../harness/types.js";
 import { Effect } from "../harness/types.js";
-import { type McpArguments, mcpTool } from "./client-tool.js";
+import { type McpArguments, type McpCallClient, mcpTool } from "./client-tool.js";
+import type { McpCallToolResult, McpToolAnnotations, McpToolDefinition } from "./types.js";
 
-/** The methods of an MCP `Client` that `mcpTools` uses. */
-export type McpListClient = Pick<Client, "callTool" | "listTools">;
+/**
+ * The methods of an MCP `Client` that `mcpTools` uses: a connected `Client` of either SDK line fits. (v2's
+ * `listTools()` walks every page itself and answers without `nextCursor`; v1's is walked here.)
+ */
+export interface McpListClient<D extends McpToolDefinition = McpToolDefinition> extends McpCallClient {
+  // biome-ignore lint/suspicious/noExplicitAny: the two SDK lines' options parameters differ; either is accepted.
+  listTools(params?: { cursor?: string }, ...rest: any[]): Promise<{ tools: D[]; nextCursor?: string }>;
+}
 
 export interface McpToolsOptions {
   /**
@@ -41,14 +42,21 @@ export interface McpToolsOptions {
    * @example keyPrefix: "github."
    */
   keyPrefix?: string;
+  /**
+   * How long each call waits for the server's answer, in milliseconds (`timeoutMs` of `mcpTool`), for every tool.
+   * A lost answer then fails after this long instead of the SDK's own default: a `keyed` tool is retried with its
+   * key, an `unguarded` one ends in `OutcomeUnknownError`.
+   * @default the SDK's default request timeout (60000)
+   */
+  timeoutMs?: number;
 }
 
 /** A tool the server lists: its definition as listed (name, description, input schema), and the idemkey tool. */
-export interface McpListedTool {
-  /** The definition as the server listed it, unchanged: hand its description and schema to the model. */
-  readonly definition: McpToolDefinition;
+export interface McpListedTool<D extends McpToolDefinition = McpToolDefinition> {
+  /** The definition as the server listed it, unchanged (typed as your SDK's): hand its description and schema to the model. */
+  readonly definition: D;
   /** The tool for `harness.call`, as `mcpTool` makes it. */
-  readonly tool: Tool<McpArguments, CallToolResult>;
+  readonly tool: Tool<McpArguments, McpCallToolResult>;
   /** The effect chosen, and why. */
   readonly effect: Effect;
   readonly effectFrom: "effects" | "annotations" | "default";
@@ -64,15 +72,15 @@ const EFFECTS: readonly string[] = Object.values(Effect);
  * const tools = await mcpTools(client, { effects: { create_issue: "keyed" }, keyPrefix: "tracker." });
  * await harness.call(taskId, tools.create_issue!.tool, args);
  */
-export async function mcpTools(
-  client: McpListClient,
+export async function mcpTools<D extends McpToolDefinition>(
+  client: McpListClient<D>,
   options: McpToolsOptions = {},
-): Promise<{ [name: string]: McpListedTool }> {
+): Promise<{ [name: string]: McpListedTool<D> }> {
   if (typeof client !== "object" || client === null || typeof client.listTools !== "function") {
     throw new TypeError("client must be a connected MCP Client (it has no listTools method)");
   }
-  const { effects, trustAnnotations, defaultEffect, keyPrefix } = resolveOptions(options);
-  const definitions: McpToolDefinition[] = [];
+  const { effects, trustAnnotations, defaultEffect, keyPrefix, timeoutMs } = resolveOptions(options);
+  const definitions: D[] = [];
   let cursor: string | undefined;
   do {
     const page = await client.listTools(cursor === undefined ? undefined : { cursor });
@@ -86,7 +94,7 @@ export async function mcpTools(
       throw new TypeError(`options.effects.${name} names a tool the server does not list`);
     }
   }
-  const out: { [name: string]: McpListedTool } = {};
+  const out: { [name: string]: McpListedTool<D> } = {};
   for (const definition of definitions) {
     const { name } = definition;
     const fromAnnotations = trustAnnotations ? annotatedEffect(definition.annotations) : undefined;
@@ -96,20 +104,22 @@ export async function mcpTools(
         : fromAnnotations !== undefined
           ? [fromAnnotations, "annotations" as const]
           : [defaultEffect, "default" as const];
-    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect });
+    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect, timeoutMs });
     out[name] = Object.freeze({ definition, tool, effect, effectFrom });
   }
   return out;
 }
 
 /** What a trusted server's annotations say; `undefined` when they do not decide. */
-export function annotatedEffect(annotations: ToolAnnotations | undefined): Effect | undefined {
+export function annotatedEffect(annotations: McpToolAnnotations | undefined): Effect | undefined {
   if (annotations?.readOnlyHint === true) return Effect.read;
   if (annotations?.idempotentHint === true) return Effect.idempotent;
   return undefined;
 }
 
-function resolveOptions(options: McpToolsOptions): Required<McpToolsOptions> {
+function resolveOptions(
+  options: McpToolsOptions,
+): Required<Omit<McpToolsOptions, "timeoutMs">> & Pick<McpToolsOptions, "timeoutMs"> {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
   }
@@ -118,6 +128,7 @@ function resolveOptions(options: McpToolsOptions): Required<McpToolsOptions> {
     trustAnnotations = false,
     defaultEffect = Effect.unguarded,
     keyPrefix = "",
+    timeoutMs,
   } = options;
   if (typeof effects !== "object" || effects === null)
     throw new TypeError("options.effects must be an object");
@@ -138,5 +149,11 @@ function resolveOptions(options: McpToolsOptions): Required<McpToolsOptions> {
   }
   if (typeof keyPrefix !== "string")
     throw new TypeError(`options.keyPrefix must be a string, got ${typeof keyPrefix}`);
-  return { effects: { ...effects }, trustAnnotations, defaultEffect, keyPrefix };
+  if (
+    timeoutMs !== undefined &&
+    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
+  ) {
+    throw new TypeError(`options.timeoutMs must be a finite number > 0, got ${String(timeoutMs)}`);
+  }
+  return { effects: { ...effects }, trustAnnotations, defaultEffect, keyPrefix, timeoutMs };
 }

@@ -6,7 +6,8 @@ const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
 const PATH = `params._meta["${IDEMPOTENCY_KEY_META}"]`;
 
 /**
- * The idempotency key a client sent with a tool call, read from a tool handler's `extra` (the request `_meta`), so
+ * The idempotency key a client sent with a tool call, read from a tool handler's `extra` (the request `_meta`: v1's
+ * `extra._meta` or v2's `ctx.mcpReq._meta`), so
  * that the server forwards it to the system it writes to (an `Idempotency-Key` header, a unique column). `undefined`
  * when the call carried none. Throws `InvalidIdempotencyKeyError` when the value is not a usable key.
  *
@@ -19,8 +20,11 @@ const PATH = `params._meta["${IDEMPOTENCY_KEY_META}"]`;
  */
 export function idempotencyKeyOf(extra: {
   _meta?: { [name: string]: unknown } | undefined;
+  mcpReq?: { _meta?: { [name: string]: unknown } | undefined };
 }): string | undefined {
-  const value = extra?._meta?.[IDEMPOTENCY_KEY_META];
+  // v1 hands the handler the request _meta as extra._meta; v2 as ctx.mcpReq._meta.
+  const meta = extra?._meta ?? extra?.mcpReq?._meta;
+  const value = meta?.[IDEMPOTENCY_KEY_META];
   if (value === undefined) return undefined;
   if (typeof value !== "string") {
     throw new InvalidIdempotencyKeyError(

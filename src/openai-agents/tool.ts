@@ -1,16 +1,23 @@
-import {
-  type FunctionTool,
-  type RunContext,
-  type ToolExecuteArgument,
-  type ToolInputParameters,
-  type ToolOptions,
-  type ToolOutputSchema,
-  tool,
-  type UnknownContext,
+import type {
+  FunctionTool,
+  RunContext,
+  ToolExecuteArgument,
+  ToolInputParameters,
+  ToolOptions,
+  ToolOutputSchema,
+  UnknownContext,
 } from "@openai/agents";
 import { defineTool } from "../harness/define-tool.js";
 import type { Effect, Harness } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
 import { attach } from "./context.js";
+
+const { tool } = await importPeer(
+  "idemkey/openai-agents",
+  "@openai/agents",
+  "^0.20",
+  () => import("@openai/agents"),
+);
 
 type Details = Parameters<FunctionTool["invoke"]>[2];
 

@@ -1,4 +1,3 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type Attributes, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { McpDedupe } from "../mcp/dedupe.js";
 import type { McpHandlerExtra } from "../mcp/dedupe-options.js";
@@ -38,7 +37,7 @@ export function tracedMcpDedupe<Extra extends McpHandlerExtra>(
         { kind: SpanKind.SERVER, attributes },
         async (span) => {
           try {
-            const result: CallToolResult = await wrapped(args, extra);
+            const result = await wrapped(args, extra);
             const meta = result._meta ?? {};
             const refusal = meta[REFUSAL_META];
             // A key taken over from a server that stopped mid-call is refused as outcome-unknown: say so by name.

@@ -1,10 +1,10 @@
 import type { Database } from "better-sqlite3";
 import { SchemaVersionError } from "../errors/schema-version-error.js";
 
-/** One row per idemkey table in this database file: the table's name and the schema version it is at. */
-export { checkIdentifier } from "../store/identifier.js";
+import { META_TABLE } from "./table.js";
 
-export const META_TABLE = "idemkey_meta";
+export { checkIdentifier } from "../store/identifier.js";
+export { META_TABLE };
 
 /**
  * Brings `table` to the newest version: `migrations[i]` is the SQL taking it from version `i` to `i + 1`. Runs in an

@@ -1,4 +1,5 @@
-import BetterSqlite3 from "better-sqlite3";
+import type BetterSqlite3 from "better-sqlite3";
+import { importPeer } from "../peer/import-peer.js";
 import { guardStore } from "../store/guard.js";
 import { applyPatch, decideClaim, matches } from "../store/record.js";
 import type {
@@ -14,8 +15,16 @@ import type {
 import { nextTurn } from "../store/yield.js";
 import { listRecords } from "./list.js";
 import { checkIdentifier, ensureSchema } from "./schema.js";
+import { COLUMNS, migrations } from "./table.js";
 
 type Database = BetterSqlite3.Database;
+
+const { default: Sqlite } = await importPeer(
+  "idemkey/sqlite",
+  "better-sqlite3",
+  "^12 || ^13",
+  () => import("better-sqlite3"),
+);
 
 export interface SqliteStoreOptions extends StoreOptions {
   /**
@@ -50,27 +59,6 @@ interface Resolved {
   busyTimeoutMs: number;
   synchronous: "normal" | "full" | undefined;
 }
-
-/** Version 1 of the records table; later versions append a migration here and never edit this one. */
-const migrations = (table: string): string[] => [
-  `CREATE TABLE ${table} (
-    key TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    token TEXT,
-    lease_until INTEGER,
-    attempts INTEGER NOT NULL,
-    result TEXT,
-    data TEXT,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL,
-    expires_at INTEGER NOT NULL
-  ) WITHOUT ROWID;
-  CREATE INDEX ${table}_expires_at ON ${table} (expires_at);`,
-];
-
-const COLUMNS = `key, state, fingerprint, token, lease_until AS leaseUntil, attempts, result, data,
-  created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt`;
 
 /**
  * A store in a SQLite file through better-sqlite3: durable across restarts, and safe for several processes on one
@@ -217,7 +205,7 @@ function prepare(db: Database, table: string) {
 }
 
 function openDatabase(pathOrDatabase: unknown): Database {
-  if (typeof pathOrDatabase === "string" && pathOrDatabase !== "") return new BetterSqlite3(pathOrDatabase);
+  if (typeof pathOrDatabase === "string" && pathOrDatabase !== "") return new Sqlite(pathOrDatabase);
   if (
     typeof pathOrDatabase === "object" &&
     pathOrDatabase !== null &&

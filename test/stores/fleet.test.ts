@@ -6,6 +6,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
+import { processBudget } from "../support/budget.js";
 import { lineReader } from "../support/lines.js";
 import { postgresService, redisService } from "../support/services.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
@@ -68,43 +69,47 @@ for (const kind of ["postgres", "redis"] as const) {
   const skip = postgres.skip ?? (kind === "redis" ? redis.skip : undefined);
 
   (skip ? describe.skip : describe)(`a fleet of processes on one ${kind} store`, () => {
-    it(`runs each of ${CALLS} keyed calls made by ${WORKERS} processes exactly once; all get the winner's result`, async () => {
-      const args = await fleet(kind, `${kind}_race`);
-      type Out = { results: { paymentId: number; by: string }[]; events: Record<string, number> };
-      const outs = await runTogether(
-        Array.from({ length: WORKERS }, (_, w) =>
-          spawnWorker<Out>(fixture("fleet-race-worker.ts"), [JSON.stringify(args), `${CALLS}`, `w${w}`]),
-        ),
-      );
+    it(
+      `runs each of ${CALLS} keyed calls made by ${WORKERS} processes exactly once; all get the winner's result`,
+      async () => {
+        const args = await fleet(kind, `${kind}_race`);
+        type Out = { results: { paymentId: number; by: string }[]; events: Record<string, number> };
+        const outs = await runTogether(
+          Array.from({ length: WORKERS }, (_, w) =>
+            spawnWorker<Out>(fixture("fleet-race-worker.ts"), [JSON.stringify(args), `${CALLS}`, `w${w}`]),
+          ),
+        );
 
-      const { rows } = await admin.query(`SELECT id, key, worker FROM "${args.effects}"`);
-      const byKey = new Map<string, { id: number; worker: string }[]>();
-      for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
-      const wrong: string[] = [];
-      for (let i = 0; i < CALLS; i++) {
-        const key = idempotencyKey(`task-${i}`, "pay", { invoice: i, amount: 100 + i });
-        const effects = byKey.get(key) ?? [];
-        if (effects.length !== 1) {
-          wrong.push(`call ${i}: ran ${effects.length} times`);
-          continue;
-        }
-        const winner = { paymentId: effects[0]!.id, by: effects[0]!.worker };
-        outs.forEach((out, w) => {
-          if (!isDeepStrictEqual(out.results[i], winner)) {
-            wrong.push(
-              `call ${i}: worker ${w} got ${JSON.stringify(out.results[i])}, the effect was ${JSON.stringify(winner)}`,
-            );
+        const { rows } = await admin.query(`SELECT id, key, worker FROM "${args.effects}"`);
+        const byKey = new Map<string, { id: number; worker: string }[]>();
+        for (const row of rows) byKey.set(row.key, [...(byKey.get(row.key) ?? []), row]);
+        const wrong: string[] = [];
+        for (let i = 0; i < CALLS; i++) {
+          const key = idempotencyKey(`task-${i}`, "pay", { invoice: i, amount: 100 + i });
+          const effects = byKey.get(key) ?? [];
+          if (effects.length !== 1) {
+            wrong.push(`call ${i}: ran ${effects.length} times`);
+            continue;
           }
-        });
-      }
-      expect(wrong.slice(0, 10)).toEqual([]);
-      expect(rows).toHaveLength(CALLS);
-      // The collisions were real: every call but one per key was answered without running the tool.
-      const executed = outs.reduce((n, o) => n + (o.events.executed ?? 0), 0);
-      const answered = outs.reduce((n, o) => n + (o.events.replayed ?? 0), 0);
-      expect(executed).toBe(CALLS);
-      expect(answered).toBe(CALLS * (WORKERS - 1));
-    }, 60_000);
+          const winner = { paymentId: effects[0]!.id, by: effects[0]!.worker };
+          outs.forEach((out, w) => {
+            if (!isDeepStrictEqual(out.results[i], winner)) {
+              wrong.push(
+                `call ${i}: worker ${w} got ${JSON.stringify(out.results[i])}, the effect was ${JSON.stringify(winner)}`,
+              );
+            }
+          });
+        }
+        expect(wrong.slice(0, 10)).toEqual([]);
+        expect(rows).toHaveLength(CALLS);
+        // The collisions were real: every call but one per key was answered without running the tool.
+        const executed = outs.reduce((n, o) => n + (o.events.executed ?? 0), 0);
+        const answered = outs.reduce((n, o) => n + (o.events.replayed ?? 0), 0);
+        expect(executed).toBe(CALLS);
+        expect(answered).toBe(CALLS * (WORKERS - 1));
+      },
+      processBudget(WORKERS),
+    );
 
     it("lets another process take over a call whose process was killed with SIGKILL mid-call, with the same key", async () => {
       const args = await fleet(kind, `${kind}_takeover`);

@@ -1,0 +1,2 @@
+export type { DatabaseSync } from "./driver.js";
+export { type NodeSqliteStoreOptions, nodeSqliteStore } from "./store.js";

@@ -1,0 +1,67 @@
+import { execFileSync } from "node:child_process";
+import { cpSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = fileURLToPath(new URL("../../", import.meta.url));
+const tsc = join(root, "node_modules/typescript/bin/tsc");
+
+/**
+ * Builds the package into a folder of its own (never the checkout's dist/, which other runs may be writing) and
+ * packs it as `npm pack` would publish it; returns the tarball's path.
+ */
+export function packPackage(dir: string): string {
+  const stage = join(dir, "stage");
+  mkdirSync(stage, { recursive: true });
+  execFileSync(
+    process.execPath,
+    [tsc, "-p", join(root, "tsconfig.build.json"), "--outDir", join(stage, "dist")],
+    {
+      cwd: root,
+      stdio: "pipe",
+    },
+  );
+  for (const entry of ["package.json", "README.md", "LICENSE", "test-vectors"]) {
+    cpSync(join(root, entry), join(stage, entry), { recursive: true });
+  }
+  // --ignore-scripts: the prepack script builds into dist/ of a checkout; this stage is built already.
+  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dir, stage], {
+    cwd: dir,
+    encoding: "utf8",
+  });
+  const [{ filename }] = JSON.parse(out) as [{ filename: string }];
+  return join(dir, filename);
+}
+
+/** A project folder with the tarball installed as node_modules/idemkey, and `links` from the checkout's node_modules. */
+export function project(dir: string, tarball: string, links: "all" | "none"): string {
+  const modules = join(dir, "node_modules");
+  mkdirSync(join(modules, "idemkey"), { recursive: true });
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
+  execFileSync("tar", ["-xzf", tarball, "-C", join(modules, "idemkey"), "--strip-components=1"]);
+  if (links === "all") {
+    const from = join(root, "node_modules");
+    for (const entry of readdirSync(from)) {
+      if (entry.startsWith(".") || entry === "idemkey") continue;
+      if (entry.startsWith("@")) {
+        mkdirSync(join(modules, entry), { recursive: true });
+        for (const scoped of readdirSync(join(from, entry))) {
+          symlinkSync(join(from, entry, scoped), join(modules, entry, scoped));
+        }
+      } else {
+        symlinkSync(join(from, entry), join(modules, entry));
+      }
+    }
+  }
+  return dir;
+}
+
+/** Runs the checkout's TypeScript on a project; returns its diagnostics, one per line ("" when it compiles). */
+export function typecheck(dir: string): string {
+  try {
+    execFileSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir, encoding: "utf8" });
+    return "";
+  } catch (error) {
+    return String((error as { stdout?: string }).stdout ?? error);
+  }
+}

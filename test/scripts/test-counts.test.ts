@@ -1,0 +1,48 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+
+// .ci/run's reader of Vitest's JSON reports: a line per Node of the matrix, then the total line last.
+const script = fileURLToPath(new URL("../../scripts/test-counts.mjs", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "idemkey-counts-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function report(name: string, passed: number, failed: number, pending: number): string {
+  const path = join(dir, name);
+  const total = passed + failed + pending;
+  writeFileSync(
+    path,
+    JSON.stringify({
+      numPassedTests: passed,
+      numFailedTests: failed,
+      numPendingTests: pending,
+      numTodoTests: 0,
+      numTotalTests: total,
+    }),
+  );
+  return path;
+}
+
+describe("scripts/test-counts.mjs", () => {
+  it("prints the counts per label and one total line last", () => {
+    const out = spawnSync(
+      process.execPath,
+      [script, `Node 24=${report("24.json", 900, 0, 0)}`, `Node 20=${report("20.json", 880, 1, 20)}`],
+      { encoding: "utf8" },
+    );
+    expect(out.stdout).toBe(
+      "Node 24: 900 passed, 0 failed\nNode 20: 880 passed, 1 failed, 20 skipped\n1780 passed, 1 failed, 20 skipped\n",
+    );
+    expect(out.status).toBe(0);
+  });
+
+  it("prints the one line for a single report, and fails when no test ran", () => {
+    const one = spawnSync(process.execPath, [script, report("one.json", 3, 0, 0)], { encoding: "utf8" });
+    expect(one.stdout).toBe("3 passed, 0 failed\n");
+    const none = spawnSync(process.execPath, [script, report("none.json", 0, 0, 0)], { encoding: "utf8" });
+    expect(none.status).toBe(1);
+  });
+});

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { nodeSqliteStore } from "../../src/node-sqlite/index.js";
+import { sqliteStore } from "../../src/sqlite/index.js";
+import { processBudget } from "../support/budget.js";
+import { runTogether, spawnWorker } from "../support/workers.js";
+import { testStore } from "./contract.js";
+
+// node:sqlite is in Node.js without a flag from 22.13: on an older Node the suites are skipped, by name.
+const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
+const has = major > 22 || (major === 22 && minor >= 13);
+const why = has ? "" : ` (skipped: node:sqlite needs Node >= 22.13, this is ${process.versions.node})`;
+if (!has) console.warn(`skipped on Node ${process.versions.node}: nodeSqliteStore needs Node >= 22.13`);
+
+const claimer = new URL("./fixtures/node-sqlite-claimer.ts", import.meta.url);
+const dir = mkdtempSync(join(tmpdir(), "idemkey-node-sqlite-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+if (has) {
+  testStore("node:sqlite (file)", (clock) => nodeSqliteStore(join(dir, "contract.db"), { clock }));
+  testStore("node:sqlite (:memory:)", (clock) => nodeSqliteStore(":memory:", { clock, table: "in_memory" }));
+}
+
+describe.skipIf(!has)(`nodeSqliteStore${why}`, () => {
+  const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
+
+  it("shares the table with sqliteStore: a record one writes, the other reads", async () => {
+    const path = join(dir, "shared.db");
+    const node = nodeSqliteStore(path);
+    await node.claim("k", claimInput);
+    const better = sqliteStore(path);
+    expect(await better.get("k")).toMatchObject({ key: "k", state: "pending", token: "t1" });
+    await better.update("k", { token: "t1" }, { state: "completed", token: null, result: "42" });
+    expect(await node.get("k")).toMatchObject({ state: "completed", result: "42" });
+    await better.close();
+    await node.close();
+  });
+
+  it("rejects bad arguments with a TypeError naming the option", () => {
+    expect(() => nodeSqliteStore(join(dir, "x.db"), { table: "no spaces" })).toThrow(/options\.table/);
+    expect(() => nodeSqliteStore(join(dir, "x.db"), { busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
+    expect(() => nodeSqliteStore(42 as never)).toThrow(/pathOrDatabase/);
+  });
+});
+
+describe.skipIf(!has)(`nodeSqliteStore across processes${why}`, () => {
+  it("lets two processes claim the same 200 keys on one file, each key exactly once in total", {
+    timeout: processBudget(2),
+  }, async () => {
+    const path = join(dir, "race.db");
+    const setup = nodeSqliteStore(path);
+    await setup.get("init");
+    await setup.close();
+    const outputs = await runTogether(
+      ["a", "b"].map((name) =>
+        spawnWorker<{ worker: string; claimed: string[] }>(claimer, [path, "200", name]),
+      ),
+    );
+    const all = outputs.flatMap((o) => o.claimed);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.sort()).toEqual(Array.from({ length: 200 }, (_, i) => `race:${i}`).sort());
+    // The file itself, read apart from the store (through better-sqlite3), agrees on every winner.
+    const db = new BetterSqlite3(path, { readonly: true });
+    const rows = db.prepare("SELECT key, token FROM idemkey_records WHERE key LIKE 'race:%'").all() as {
+      key: string;
+      token: string;
+    }[];
+    db.close();
+    expect(rows).toHaveLength(200);
+    for (const { key, token } of rows) {
+      const winner = outputs.find((o) => o.claimed.includes(key))!;
+      expect(token.startsWith(`${winner.worker}:`)).toBe(true);
+    }
+  });
+});
