@@ -12,13 +12,13 @@ export async function claimKey(spec: ClaimSpec, token: string = randomUUID()): P
   return toClaim(spec, token, await spec.store.claim(spec.key, claimInput(spec, token)));
 }
 
-/** What `claimKey` sends the store: retention never shorter than the lease. */
+/** What `claimKey` sends the store: retention counted past the lease (see `holdClaim`). */
 export function claimInput(spec: ClaimSpec, token: string): ClaimInput {
   return {
     fingerprint: spec.fingerprint,
     token,
     leaseMs: spec.leaseMs,
-    ttlMs: Math.max(spec.ttlMs, spec.leaseMs),
+    ttlMs: spec.leaseMs + spec.ttlMs,
     state: spec.state ?? "pending",
     data: spec.data ?? null,
   };

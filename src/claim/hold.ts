@@ -1,4 +1,4 @@
-import type { RecordPatch } from "../store/types.js";
+import type { RecordPatch, StoreRecord } from "../store/types.js";
 import type { ClaimSpec, Hold, Pause, Schedule } from "./types.js";
 
 type SaveOptions = { onRetry?: (error: unknown) => void };
@@ -24,8 +24,9 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
   const schedule = spec.schedule ?? unrefSchedule;
   const pause = spec.pause ?? defaultPause;
   const budgetMs = spec.saveBudgetMs ?? 2 * leaseMs;
-  // Retention never shorter than the lease: a pending record must not expire under a live one (issue 11, case 4).
-  const ttlMs = Math.max(spec.ttlMs, leaseMs);
+  // Retention counted past the lease: a pending record must not expire under a live one (issue 11, case 4), nor
+  // with it, or a holder stalled past its lease would leave no record and the next claim would run the tool afresh.
+  const ttlMs = leaseMs + spec.ttlMs;
   const expect = { token, state: "pending" } as const;
   // Made only when someone listens or the claim is lost: an AbortController per call is measurable on the fast path.
   let lostController: AbortController | undefined;
@@ -67,12 +68,17 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
       // Step "complete", the save-retry rule: retried while renewal goes on, up to the budget.
       let waited = 0;
       let delay = FIRST_BACKOFF_MS;
+      let failed = false;
       for (;;) {
         try {
           const saved = await store.update(key, expect, patch);
           stop();
+          // A try that failed may still have been applied (its reply was lost): then this one finds the record no
+          // longer pending under the token, and the first try's outcome is the answer, not a lost claim.
+          if (!saved && failed) return appliedAlready(await store.get(key), patch);
           return saved;
         } catch (error) {
+          failed = true;
           if (waited >= budgetMs) {
             // Left pending and locked: a later claim takes it over only as a takeover, which never re-runs blindly.
             stop();
@@ -93,4 +99,15 @@ export function holdClaim(spec: ClaimSpec, token: string): Hold {
     },
     stop,
   };
+}
+
+/** The live record when it is what `patch` would have made of it, else `undefined` (another writer's record). */
+function appliedAlready(record: StoreRecord | undefined, patch: RecordPatch): StoreRecord | undefined {
+  if (!record) return undefined;
+  const same =
+    (patch.state === undefined || record.state === patch.state) &&
+    (patch.token === undefined || record.token === patch.token) &&
+    (patch.result === undefined || record.result === patch.result) &&
+    (patch.data === undefined || record.data === patch.data);
+  return same ? record : undefined;
 }

@@ -12,7 +12,7 @@ export interface ClaimSpec {
   key: string;
   fingerprint: string;
   leaseMs: number;
-  /** Retention from the last write; never shorter than the lease while the claim is held. */
+  /** Retention from the last write; while the claim is pending, counted from the end of its lease. */
   ttlMs: number;
   state?: ClaimInput["state"];
   data?: string | null;

@@ -154,6 +154,41 @@ describe("case 9: the completion write across a store outage", () => {
     ).rejects.toBeInstanceOf(OutcomeUnknownError);
     expect(log.count(key)).toBe(1);
   });
+
+  it("a completion applied whose reply was lost: the retry finds it applied, and the call ends with its result", async () => {
+    const inner = memoryStore();
+    let lostReplies = 0;
+    // The server applies the first completion and the connection drops before its reply (as in a failover).
+    const store = {
+      ...inner,
+      async update(...args: Parameters<typeof inner.update>) {
+        const applied = await inner.update(...args);
+        if (args[2].state === "completed" && lostReplies++ === 0) {
+          throw new StoreError("lossy", "update", args[0], "lossy store: update failed: connection reset", {
+            cause: new Error("ECONNRESET"),
+          });
+        }
+        return applied;
+      },
+    };
+    const tool = defineTool({
+      name: "post",
+      effect: "unguarded",
+      run: async (_args: { n: number }, ctx) => {
+        log.effect(ctx.idempotencyKey);
+        return "posted";
+      },
+    });
+    const events = eventLog();
+    const harness = createHarness({ store, leaseMs: 300, onEvent: events.onEvent });
+    const key = harness.key("t9c", tool, { n: 1 });
+    expect(await harness.call("t9c", tool, { n: 1 })).toBe("posted");
+    expect(lostReplies).toBe(2);
+    expect(events.types()).not.toContain("failed");
+    expect((await harness.get(key))?.state).toBe("completed");
+    expect(await createHarness({ store, leaseMs: 300 }).call("t9c", tool, { n: 1 })).toBe("posted");
+    expect(log.count(key)).toBe(1);
+  });
 });
 
 describe("case 8: abort and per-tool timeouts", () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaseLostError } from "../../src/errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../../src/errors/response-too-large-error.js";
+import { StoreError } from "../../src/errors/store-error.js";
 import type { IdempotencyErrorEvent } from "../../src/owner/options.js";
 import type { Store } from "../../src/store/types.js";
 import { type TestClock, testClock } from "../stores/contract.js";
@@ -360,6 +361,40 @@ export function ownerSuite(
       expect(retry.body).toBe(first.body);
       expect(owner.effects).toHaveLength(1);
       expect(failures).toBeGreaterThan(3);
+      expect(errors).toEqual([]);
+    });
+
+    it("a save applied whose reply was lost: its retry finds it applied, reports nothing and the retry replays", async () => {
+      let lost = 0;
+      const { app, owner, errors } = await start({
+        // The server applies the first completion and the connection drops before its reply (as in a failover).
+        wrap: (inner) => ({
+          ...inner,
+          async update(...args: Parameters<Store["update"]>) {
+            const applied = await inner.update(...args);
+            if (isCompletion("update", args) && lost++ === 0) {
+              throw new StoreError(
+                "lossy",
+                "update",
+                args[0],
+                "lossy store: update failed: connection reset",
+              );
+            }
+            return applied;
+          },
+        }),
+      });
+      const first = await app.request(charge("key-1"));
+      expect(first.status).toBe(201);
+      // The save's second try runs in the background after the first failed: wait for it, then retry as a client would.
+      for (let i = 0; i < 500 && lost < 2; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const retry = await app.request(charge("key-1"));
+      expect(lost).toBe(2);
+      expect(retry.status).toBe(201);
+      expect(retry.header("idempotent-replayed")).toBe("true");
+      expect(owner.effects).toHaveLength(1);
       expect(errors).toEqual([]);
     });
 
