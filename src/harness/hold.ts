@@ -127,7 +127,8 @@ async function mark<A, R>(call: Call<A, R>, held: Held<A>, attempts: number): Pr
   const marked = await core.store.update(
     call.sk,
     { token: held.token, state: "pending" },
-    { attempts, leaseMs: core.leaseMs },
+    // Expiry moves with the lease, as a renewal moves it: a pending record never expires under its lease.
+    { attempts, leaseMs: core.leaseMs, ttlMs: core.leaseMs + core.ttlMs },
   );
   if (!marked) throw new ClaimLost();
 }
