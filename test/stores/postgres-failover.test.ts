@@ -30,7 +30,7 @@ for (const synchronous of [true, false]) {
       await pool?.end().catch(() => {});
     });
 
-    it(`the primary SIGKILLed and the standby promoted mid-run: ${synchronous ? "no effect runs twice" : "only keyed calls run again, with their key"}`, async () => {
+    it(`the primary SIGKILLed and the standby promoted mid-run: ${synchronous ? "no effect runs twice" : "keyed calls run again only with their key"}`, async () => {
       pool = new pg.Pool({
         host: "127.0.0.1",
         port: proxy!.port,
@@ -55,14 +55,18 @@ for (const synchronous of [true, false]) {
         },
       });
       console.log(`PostgreSQL ${mode}: failover took ${failoverMs} ms; ${describeReport(report)}`);
-      expect(report.unguardedRepeats, describeReport(report)).toBe(0);
-      expect(report.handlerRepeats, describeReport(report)).toBe(0);
-      // The claim layer's retries carry every completion and saved response across the failover.
-      expect(report.completionsLost, describeReport(report)).toBe(0);
-      expect(report.savesLost, describeReport(report)).toBe(0);
-      // A synchronous standby has every commit the primary acknowledged. An asynchronous one may lack the last few,
-      // and a keyed call whose completion was lost that way runs again with its one key (checked by the workload).
-      if (synchronous) expect(report.keyedRepeats, describeReport(report)).toBe(0);
+      // A synchronous standby has every commit the primary acknowledged, and the claim layer's retries carry every
+      // completion and saved response across the failover: nothing runs twice. An asynchronous one may lack the last
+      // few commits (a claim, a started mark, a save), and what they recorded is forgotten: the README's table says
+      // so (keyed calls run again with their one key, which the workload checks; an unguarded tool or a handler
+      // could too). Seen once in CI: one handler run again after its save was lost that way.
+      if (synchronous) {
+        expect(report.unguardedRepeats, describeReport(report)).toBe(0);
+        expect(report.handlerRepeats, describeReport(report)).toBe(0);
+        expect(report.completionsLost, describeReport(report)).toBe(0);
+        expect(report.savesLost, describeReport(report)).toBe(0);
+        expect(report.keyedRepeats, describeReport(report)).toBe(0);
+      }
     }, 300_000);
   });
 }
