@@ -1,4 +1,4 @@
-import { checkIdentifier } from "../sqlite/schema.js";
+import { describe, resolveSqliteOptions } from "../sqlite/options.js";
 import { COLUMNS, migrations } from "../sqlite/table.js";
 import { guardStore } from "../store/guard.js";
 import { applyPatch, decideClaim, matches } from "../store/record.js";
@@ -54,7 +54,7 @@ export function nodeSqliteStore(
   pathOrDatabase: string | DatabaseSync,
   options: NodeSqliteStoreOptions = {},
 ): Store {
-  const resolved = resolveOptions(options);
+  const resolved = resolveSqliteOptions("nodeSqliteStore", options);
   if (nodeSqlite === undefined) {
     throw new TypeError(
       `nodeSqliteStore needs node:sqlite, in Node.js 22.13 or later; this is Node.js ${process.versions.node}. ` +
@@ -223,32 +223,4 @@ function openDatabase(
   throw new TypeError(
     `nodeSqliteStore: pathOrDatabase must be a file path, ":memory:" or a node:sqlite DatabaseSync, got ${describe(pathOrDatabase)}`,
   );
-}
-
-function resolveOptions(options: NodeSqliteStoreOptions) {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`nodeSqliteStore: options must be an object, got ${describe(options)}`);
-  }
-  const { clock = Date.now, table = "idemkey_records", busyTimeoutMs = 5000, synchronous } = options;
-  if (typeof clock !== "function") {
-    throw new TypeError(
-      `nodeSqliteStore: options.clock must be a function returning epoch ms, got ${describe(clock)}`,
-    );
-  }
-  checkIdentifier("nodeSqliteStore: options.table", table);
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError(
-      `nodeSqliteStore: options.busyTimeoutMs must be a non-negative integer, got ${describe(busyTimeoutMs)}`,
-    );
-  }
-  if (synchronous !== undefined && synchronous !== "normal" && synchronous !== "full") {
-    throw new TypeError(
-      `nodeSqliteStore: options.synchronous must be "normal" or "full", got ${describe(synchronous)}`,
-    );
-  }
-  return { clock, table, busyTimeoutMs, synchronous };
-}
-
-function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
 }

@@ -14,7 +14,8 @@ import type {
 } from "../store/types.js";
 import { nextTurn } from "../store/yield.js";
 import { listRecords } from "./list.js";
-import { checkIdentifier, ensureSchema } from "./schema.js";
+import { describe, resolveSqliteOptions } from "./options.js";
+import { ensureSchema } from "./schema.js";
 import { COLUMNS, migrations } from "./table.js";
 
 type Database = BetterSqlite3.Database;
@@ -53,13 +54,6 @@ export interface SqliteStoreOptions extends StoreOptions {
   synchronous?: "normal" | "full";
 }
 
-interface Resolved {
-  clock: () => number;
-  table: string;
-  busyTimeoutMs: number;
-  synchronous: "normal" | "full" | undefined;
-}
-
 /**
  * A store in a SQLite file through better-sqlite3: durable across restarts, and safe for several processes on one
  * machine sharing the file (WAL mode; every read-modify-write runs inside `BEGIN IMMEDIATE`, which takes the file's
@@ -73,7 +67,7 @@ interface Resolved {
  * const store = sqliteStore("./idemkey.db");
  */
 export function sqliteStore(pathOrDatabase: string | Database, options: SqliteStoreOptions = {}): Store {
-  const resolved = resolveOptions(options);
+  const resolved = resolveSqliteOptions("sqliteStore", options);
   const owned = typeof pathOrDatabase === "string";
   const db = openDatabase(pathOrDatabase);
   // Opening is synchronous anyway (the factory returns the store), so the switch to WAL may wait the whole budget
@@ -217,32 +211,4 @@ function openDatabase(pathOrDatabase: unknown): Database {
   throw new TypeError(
     `sqliteStore: pathOrDatabase must be a file path, ":memory:" or a better-sqlite3 Database, got ${describe(pathOrDatabase)}`,
   );
-}
-
-function resolveOptions(options: SqliteStoreOptions): Resolved {
-  if (typeof options !== "object" || options === null) {
-    throw new TypeError(`sqliteStore: options must be an object, got ${describe(options)}`);
-  }
-  const { clock = Date.now, table = "idemkey_records", busyTimeoutMs = 5000, synchronous } = options;
-  if (typeof clock !== "function") {
-    throw new TypeError(
-      `sqliteStore: options.clock must be a function returning epoch ms, got ${describe(clock)}`,
-    );
-  }
-  checkIdentifier("sqliteStore: options.table", table);
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError(
-      `sqliteStore: options.busyTimeoutMs must be a non-negative integer, got ${describe(busyTimeoutMs)}`,
-    );
-  }
-  if (synchronous !== undefined && synchronous !== "normal" && synchronous !== "full") {
-    throw new TypeError(
-      `sqliteStore: options.synchronous must be "normal" or "full", got ${describe(synchronous)}`,
-    );
-  }
-  return { clock, table, busyTimeoutMs, synchronous };
-}
-
-function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
 }
