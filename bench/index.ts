@@ -1,40 +1,61 @@
+import { spawnSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
-import { benchFingerprint } from "./fingerprint.js";
-import { benchHarness } from "./harness.js";
-import { benchKey } from "./key.js";
-import { benchMiddleware } from "./middleware.js";
-import { benchOtel } from "./otel.js";
-import { benchPowertools } from "./powertools.js";
-import { benchScale } from "./scale.js";
-import { benchSyscalls } from "./syscalls.js";
+import { fileURLToPath } from "node:url";
 
-/** `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine. */
+/**
+ * `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine.
+ *
+ * Each section runs in a process of its own, importing only its own module. One process for all of them let one
+ * section's fixtures slow another: the key section's 8,192 objects of one-off member names (65,536 shapes) made
+ * every JSON.parse in the harness section's replays twice as slow, for the old code and the new alike.
+ */
 const sections: Record<string, () => Promise<void>> = {
-  key: benchKey,
-  harness: benchHarness,
-  powertools: benchPowertools,
-  middleware: benchMiddleware,
-  fingerprint: benchFingerprint,
-  scale: benchScale,
-  syscalls: benchSyscalls,
-  otel: benchOtel,
+  key: async () => (await import("./key.js")).benchKey(),
+  harness: async () => (await import("./harness.js")).benchHarness(),
+  floors: async () => (await import("./floors.js")).benchFloors(),
+  powertools: async () => (await import("./powertools.js")).benchPowertools(),
+  "redis-cost": async () => (await import("./redis-cost.js")).benchRedisCost(),
+  middleware: async () => (await import("./middleware.js")).benchMiddleware(),
+  fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
+  scale: async () => (await import("./scale.js")).benchScale(),
+  syscalls: async () => (await import("./syscalls.js")).benchSyscalls(),
+  otel: async () => (await import("./otel.js")).benchOtel(),
+  ledger: async () => (await import("./ledger.js")).benchLedger(),
+  inspector: async () => (await import("./inspector.js")).benchInspector(),
 };
 
-const wanted = process.argv.slice(2);
-const unknown = wanted.filter((name) => !(name in sections));
-if (unknown.length > 0) {
-  console.error(`bench: unknown section ${unknown.join(", ")}; known: ${Object.keys(sections).join(", ")}`);
-  process.exit(2);
+const CHILD = "IDEMKEY_BENCH_SECTION";
+const only = process.env[CHILD];
+if (only !== undefined) {
+  await sections[only]!();
+} else {
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((name) => !(name in sections));
+  if (unknown.length > 0) {
+    console.error(`bench: unknown section ${unknown.join(", ")}; known: ${Object.keys(sections).join(", ")}`);
+    process.exit(2);
+  }
+  // The load average goes with the figures: on a shared machine it says how much they are worth.
+  const load = () =>
+    loadavg()
+      .map((n) => n.toFixed(2))
+      .join(" ");
+  console.log(
+    `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, load ${load()}`,
+  );
+  let failed = false;
+  for (const name of Object.keys(sections)) {
+    if (wanted.length > 0 && !wanted.includes(name)) continue;
+    // The same node and loader (tsx's flags are in execArgv), this file, told which section to run.
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+      stdio: "inherit",
+      env: { ...process.env, [CHILD]: name },
+    });
+    if (child.status !== 0) {
+      console.error(`bench: section ${name} failed (${child.signal ?? `exit ${child.status}`})`);
+      failed = true;
+    }
+  }
+  console.log(`\nload average at the end: ${load()}`);
+  if (failed) process.exit(1);
 }
-// The load average goes with the figures: on a shared machine it says how much they are worth.
-const load = () =>
-  loadavg()
-    .map((n) => n.toFixed(2))
-    .join(" ");
-console.log(
-  `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, load ${load()}`,
-);
-for (const [name, run] of Object.entries(sections)) {
-  if (wanted.length === 0 || wanted.includes(name)) await run();
-}
-console.log(`\nload average at the end: ${load()}`);

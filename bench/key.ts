@@ -1,9 +1,11 @@
 import { createHash, hash } from "node:crypto";
 import canonicalizePackage from "canonicalize";
-import { Bench } from "tinybench";
-import { idempotencyKey } from "../src/key/idempotency-key.js";
+import type { Bench } from "tinybench";
+import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../src/key/canonicalize.js";
+import { canonicalCallOf, idempotencyKey, keyHash } from "../src/key/idempotency-key.js";
 import { referenceCanonicalize } from "../test/key/support/reference-canonicalize.js";
 import { oneOffShapes, payloads } from "./payloads.js";
+import { inRounds } from "./rounds.js";
 import { printTable } from "./table.js";
 
 const sortingReplacer = (_key: string, value: unknown) => {
@@ -13,8 +15,20 @@ const sortingReplacer = (_key: string, value: unknown) => {
   return sorted;
 };
 
+/** What harness.call derives per call without a tool identity: the canonical args (recorded), the key, the args hash. */
+function harnessPath(args: unknown): string {
+  let canonical: string | undefined;
+  const canonicalArgs = () => (canonical ??= canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH));
+  const key = keyHash(
+    canonicalCallOf("task-8812", "placeOrder", canonicalArgs, undefined, DEFAULT_MAX_DEPTH),
+    undefined,
+  );
+  return key + keyHash(canonicalArgs(), undefined);
+}
+
 const contenders = {
   "idemkey idempotencyKey": (args: unknown) => idempotencyKey("task-8812", "placeOrder", args),
+  "idemkey harness path (args text, key, args hash)": harnessPath,
   "naive: sorting replacer + createHash": (args: unknown) =>
     createHash("sha256")
       .update(JSON.stringify(["task-8812", "placeOrder", args], sortingReplacer))
@@ -45,11 +59,14 @@ export async function benchKey(): Promise<void> {
   ];
   for (const payload of cases) {
     const size = Buffer.byteLength(JSON.stringify(payload.next()));
-    // Interleave the contenders in one Bench so that machine noise falls on all of them alike.
-    const bench = new Bench({ time: 400, warmup: true, warmupTime: 100 });
-    for (const [name, fn] of Object.entries(contenders)) bench.add(name, () => fn(payload.next()));
-    await bench.run();
-    const median = (name: string) => medianMicros(bench, name);
+    // Short slices in turn, round after round, so that the machine's drifting load falls on every contender alike.
+    const results = await inRounds(
+      Object.fromEntries(
+        Object.entries(contenders).map(([name, fn]) => [name, () => fn(payload.next())] as const),
+      ),
+      { rounds: 7, sliceMs: 150 },
+    );
+    const median = (name: string) => results.get(name)!.p50;
     const floor = median(FLOOR);
     printTable(
       `key derivation, payload ${payload.name} (${size} bytes of JSON): median µs per key`,

@@ -8,6 +8,7 @@ import { idempotency as expressIdempotency } from "../src/express/index.js";
 import { idempotency as fastifyIdempotency } from "../src/fastify/index.js";
 import { idempotency as honoIdempotency } from "../src/hono/index.js";
 import type { Store } from "../src/store/types.js";
+import { realisticWork } from "./middleware-handler.js";
 
 /** What the server tells the benchmark over IPC. */
 export type ServerMessage = { type: "ready"; port: number } | { type: "runs"; runs: number };
@@ -17,9 +18,12 @@ export type BenchMessage = { type: "runs" } | { type: "close" };
 export const FRAMEWORKS = ["hono", "express", "fastify"] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
-/** The path of the handler behind the middleware on one store (`undefined`: the bare handler). */
-export const chargesPath = (slug: string | undefined) =>
-  slug === undefined ? "/bare/charges" : `/idem/${slug}/charges`;
+/**
+ * The path of the handler behind the middleware on one store (`undefined`: the bare handler); `real` is the
+ * realistic handler (~200 µs of CPU work and one SQLite INSERT) instead of the trivial one.
+ */
+export const chargesPath = (slug: string | undefined, real = false) =>
+  `/${slug === undefined ? "bare" : `idem/${slug}`}${real ? "/real" : ""}/charges`;
 
 interface Charge {
   amount: number;
@@ -33,6 +37,15 @@ const charge = (body: Charge) => {
   runs++;
   return { id: `ch_${runs}`, amount: body.amount, currency: body.currency, status: "succeeded" };
 };
+let work: ReturnType<typeof realisticWork> | undefined;
+const realCharge = (body: Charge) => {
+  runs++;
+  work ??= realisticWork();
+  const id = work.charge(body.amount, body.currency);
+  return { id: `ch_${id}`, amount: body.amount, currency: body.currency, status: "succeeded" };
+};
+/** Removes the realistic handler's own database. */
+export const closeWork = () => work?.close();
 
 type Listening = { port: number; close: () => Promise<void> };
 
@@ -41,9 +54,14 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
   async hono(stores) {
     const app = new Hono();
     const createCharge = async (c: Context) => c.json(charge(await c.req.json<Charge>()), 201);
+    const createRealCharge = async (c: Context) => c.json(realCharge(await c.req.json<Charge>()), 201);
     app.post(chargesPath(undefined), createCharge);
-    for (const [slug, store] of stores)
-      app.post(chargesPath(slug), honoIdempotency({ store, scope: "single-tenant" }), createCharge);
+    app.post(chargesPath(undefined, true), createRealCharge);
+    for (const [slug, store] of stores) {
+      const middleware = honoIdempotency({ store, scope: "single-tenant" });
+      app.post(chargesPath(slug), middleware, createCharge);
+      app.post(chargesPath(slug, true), middleware, createRealCharge);
+    }
     let server!: ReturnType<typeof serve>;
     const port = await new Promise<number>((resolve) => {
       server = serve({ fetch: app.fetch, port: 0, hostname: "127.0.0.1" }, (info: AddressInfo) =>
@@ -57,14 +75,15 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
     const createCharge = (req: express.Request, res: express.Response) => {
       res.status(201).json(charge(req.body as Charge));
     };
+    const createRealCharge = (req: express.Request, res: express.Response) => {
+      res.status(201).json(realCharge(req.body as Charge));
+    };
     app.post(chargesPath(undefined), express.json(), createCharge);
+    app.post(chargesPath(undefined, true), express.json(), createRealCharge);
     for (const [slug, store] of stores) {
-      app.post(
-        chargesPath(slug),
-        express.json(),
-        expressIdempotency({ store, scope: "single-tenant" }),
-        createCharge,
-      );
+      const middleware = expressIdempotency({ store, scope: "single-tenant" });
+      app.post(chargesPath(slug), express.json(), middleware, createCharge);
+      app.post(chargesPath(slug, true), express.json(), middleware, createRealCharge);
     }
     const server: Server = await new Promise((resolve) => {
       const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
@@ -77,12 +96,18 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
       reply.code(201);
       return charge(request.body as Charge);
     };
+    const createRealCharge = async (request: { body: unknown }, reply: { code(status: number): unknown }) => {
+      reply.code(201);
+      return realCharge(request.body as Charge);
+    };
     app.post(chargesPath(undefined), createCharge);
+    app.post(chargesPath(undefined, true), createRealCharge);
     // The plugin applies to the context it is registered in: one child context per store keeps each to its route.
     for (const [slug, store] of stores) {
       await app.register(async (child) => {
         await child.register(fastifyIdempotency({ store, scope: "single-tenant" }));
         child.post(chargesPath(slug), createCharge);
+        child.post(chargesPath(slug, true), createRealCharge);
       });
     }
     await app.listen({ port: 0, host: "127.0.0.1" });

@@ -2,6 +2,7 @@ import type { Store } from "../src/store/types.js";
 import {
   apps,
   type BenchMessage,
+  closeWork,
   FRAMEWORKS,
   type Framework,
   handlerRuns,
@@ -37,6 +38,7 @@ process.on("message", (message: BenchMessage) => {
     void server
       .close()
       .then(() => Promise.all(opened.map((store) => store.close())))
+      .then(closeWork)
       .finally(() => process.exit(0));
   }
 });

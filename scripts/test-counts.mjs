@@ -1,6 +1,7 @@
 // Used by .ci/run: prints the runner's real counts from Vitest's JSON reports as "N passed, N failed".
 // One report: that line. Several, given as "label=path" (one per Node of the matrix): a line per label, then the
-// total line last, which is the one CI's reader takes.
+// total line last, which is the one CI's reader takes. Each failed test is named above the counts (file, name, the
+// first line of its failure), so a CI log cut to its tail still says what failed.
 import { readFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
@@ -12,7 +13,24 @@ const line = (c) => {
   return text;
 };
 
+const failures = (report, label) =>
+  (report.testResults ?? []).flatMap((file) =>
+    (file.assertionResults ?? [])
+      .filter((test) => test.status === "failed")
+      .map((test) => {
+        let first = String(test.failureMessages?.[0] ?? "")
+          .split("\n")[0]
+          .slice(0, 300);
+        // Vitest 4.1 reports a timeout by the stack of the error it made to mark where the test began, whose message
+        // is this placeholder, not "Test timed out".
+        if (first === "Error: STACK_TRACE_ERROR")
+          first = `timed out after ${Math.round(test.duration ?? 0)} ms`;
+        return `FAILED${label === undefined ? "" : ` on ${label}`}: ${file.name.replace(process.cwd() + "/", "")} > ${test.fullName}: ${first}`;
+      }),
+  );
+
 const total = { passed: 0, failed: 0, skipped: 0, all: 0 };
+const lines = [];
 let empty = false;
 for (const arg of args) {
   const at = arg.indexOf("=");
@@ -24,11 +42,13 @@ for (const arg of args) {
     skipped: report.numPendingTests + report.numTodoTests,
   };
   if (report.numTotalTests === 0) empty = true;
-  if (label !== undefined) console.log(`${label}: ${line(counts)}`);
+  for (const failure of failures(report, label)) console.log(failure);
+  if (label !== undefined) lines.push(`${label}: ${line(counts)}`);
   total.passed += counts.passed;
   total.failed += counts.failed;
   total.skipped += counts.skipped;
 }
+for (const text of lines) console.log(text);
 if (args.length > 1 || args[0].indexOf("=") <= 0) console.log(line(total));
 if (empty) {
   console.error("no test ran");

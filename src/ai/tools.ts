@@ -1,20 +1,12 @@
 import type { InferToolInput, ToolExecutionOptions, ToolSet } from "ai";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
-import { Effect, type Harness, type Tool } from "../harness/types.js";
+import { Effect, type Harness, type Tool, type ToolPolicy } from "../harness/types.js";
+import { describe } from "../options/describe.js";
 import { attach } from "./context.js";
 
-/** How one tool's calls are keyed and repeated. */
-export interface ToolPolicy<A> {
-  /** How the tool's side effect behaves when repeated; see `Effect`. */
-  effect: Effect;
-  /**
-   * The natural identity of a call, as `defineTool`'s `identity`: the key is derived from what it returns instead of
-   * from all the input, so a call the model re-words is still the same call.
-   * @default all the input
-   */
-  identity?: (input: A) => unknown;
-}
+// One ToolPolicy for every adapter that takes policies by tool name (the AI SDK's, LangChain's): one idea, one type.
+export type { ToolPolicy };
 
 export interface IdempotentToolsOptions<T extends ToolSet> {
   /**
@@ -161,9 +153,4 @@ const EFFECTS: readonly string[] = Object.values(Effect);
 
 function isAsyncIterable(value: unknown): boolean {
   return typeof value === "object" && value !== null && Symbol.asyncIterator in value;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === "string") return value === "" ? "an empty string" : JSON.stringify(value);
-  return value === null ? "null" : typeof value;
 }

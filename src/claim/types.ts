@@ -27,6 +27,11 @@ export interface ClaimSpec {
   saveBudgetMs?: number;
   /** Told of each renewal that failed with an error (the store was down); the claim may still be held. */
   onRenewError?: (error: unknown) => void;
+  /**
+   * Told once when a renewal finds the record no longer held under this token (taken over after a stall), as the
+   * hold's `lost` signal aborts. Cheaper than listening on `lost`, which makes an AbortController per claim.
+   */
+  onLost?: () => void;
 }
 
 /** The hold a caller has on a pending record, from its claim to its completion or release. */

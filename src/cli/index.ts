@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-import { fstatSync, readFileSync } from "node:fs";
+import { existsSync, fstatSync, readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { registerDriver, storeDrivers } from "../drivers/list.js";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { IdemkeyError } from "../errors/idemkey-error.js";
 import { isLoopback } from "../inspector/loopback.js";
@@ -8,8 +11,21 @@ import { checkName } from "../inspector/options.js";
 import { DEFAULT_REDACT } from "../inspector/redact.js";
 import { canonicalize } from "../key/canonicalize.js";
 import { idempotencyKey } from "../key/idempotency-key.js";
+import { StorePrefix } from "../store/scoped-key.js";
+import { RunError, UsageError } from "./errors.js";
 
-const HELP = `idemkey — idempotency keys for AI agents' tool calls
+/** One usage line per store driver, from the driver list: what `--store` takes, and what it needs installed. */
+const storeLines = () =>
+  storeDrivers()
+    .map((driver) => {
+      const url = `${driver.example}${driver.params.length > 0 ? `[?${driver.params.join("=&")}=]` : ""}`;
+      // The first peer is the one opening a URL imports.
+      const peer = driver.peers[0];
+      return `        ${url.padEnd(32)} ${driver.name}${peer ? `; needs ${peer.package}` : ""}`;
+    })
+    .join("\n");
+
+const HELP = () => `idemkey — idempotency keys for AI agents' tool calls
 
 Usage:
   idemkey key --task <id> --tool <name> [--args <json>] [--step <step> | --step-json <json>]
@@ -21,10 +37,10 @@ Usage:
   idemkey canon [<json>]
       Prints the RFC 8785 canonical form of the JSON (or of standard input).
   idemkey inspect --store <url> [--port <n>] [--read-only] [--user <name>] [--redact <fields>]
-                  [--token <token>] [--host <addr> --allow-remote] [--max-records <n>]
+                  [--token <token>] [--host <addr> --allow-remote] [--max-records <n>] [--driver <module>]
       Serves the ledger inspector, a web page of every keyed call with approve, deny and resolve,
-      on http://127.0.0.1:<port>/ until interrupted. <url> is sqlite:<path>,
-      postgres://...[?table=&schema=] (needs pg) or redis://...[?prefix=] (needs ioredis).
+      on http://127.0.0.1:<port>/ until interrupted. <url> is one of:
+${storeLines()}
       --port       0 (the default) picks a free port; the URL printed says which.
       --read-only  hides the actions; their endpoints answer 403.
       --user       who the actions are recorded as done by when the page names no one
@@ -38,16 +54,12 @@ Usage:
                    trusted networks only).
       --max-records  the most calls the page reads from the ledger (default 10000); past it the page
                    says it shows the first ones only.
+      --driver     a module (a path or a package) whose default export is a store driver of your own
+                   (defineDriver from idemkey/inspector); its URLs then open with --store. Repeatable.
   idemkey --help | --version
 
 Exit codes: 0 success, 1 the store or the port failed, 2 bad input (one line on stderr says what and
 where).`;
-
-/** A usage or input problem: one line on stderr, exit code 2, never a stack trace. */
-class UsageError extends Error {}
-
-/** The input was fine but the world was not (a store that does not answer, a port in use): one line, exit 1. */
-class RunError extends Error {}
 
 /** No command at all: the usage on stderr, exit code 2. */
 class NoCommand extends Error {}
@@ -60,7 +72,7 @@ function main(argv: string[]): string | Promise<string | undefined> {
     case "help":
     case "--help":
     case "-h":
-      return HELP;
+      return HELP();
     case "--version":
     case "-v":
       return version();
@@ -84,7 +96,7 @@ async function keyCommand(argv: string[]): Promise<string> {
     "step-json": { type: "string" },
     help: { type: "boolean", short: "h" },
   });
-  if (values.help) return HELP;
+  if (values.help) return HELP();
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}"; pass JSON with --args`);
   if (!values.task) throw new UsageError("missing --task <id> (the task the call belongs to)");
@@ -110,7 +122,7 @@ async function keyCommand(argv: string[]): Promise<string> {
 
 async function canonCommand(argv: string[]): Promise<string> {
   const { values, positionals } = parse(argv, { help: { type: "boolean", short: "h" } });
-  if (values.help) return HELP;
+  if (values.help) return HELP();
   if (positionals.length > 1) throw new UsageError("canon takes one JSON argument; quote it");
   return canonicalize(parseJson(positionals[0] ?? (await readStdin("<json>")), "the input"));
 }
@@ -126,9 +138,12 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     redact: { type: "string" },
     user: { type: "string" },
     "max-records": { type: "string" },
+    driver: { type: "string", multiple: true },
     help: { type: "boolean", short: "h" },
   });
-  if (values.help) return HELP;
+  // Before --help, so that the usage lists the drivers added too.
+  for (const spec of values.driver ?? []) await addDriver(spec);
+  if (values.help) return HELP();
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}"; run idemkey --help`);
   const maxRecordsText = values["max-records"];
@@ -140,7 +155,8 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--max-records must be a whole number of at least 1, got "${maxRecordsText}"`);
   }
   if (!values.store) {
-    throw new UsageError("missing --store <url> (sqlite:./ledger.db, postgres://... or redis://...)");
+    const examples = storeDrivers().map((driver) => driver.example);
+    throw new UsageError(`missing --store <url> (${examples.join(", ")})`);
   }
   const port = values.port === undefined ? 0 : Number(values.port);
   if (!/^\d+$/.test(values.port ?? "0") || port > 65_535) {
@@ -163,7 +179,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   const opened = await openStore(values.store);
   try {
     // Fails here, in one line, rather than on the page: a wrong password, a server not running.
-    await opened.store.list({ prefix: "call:", limit: 1 });
+    await opened.store.list({ prefix: StorePrefix.ledger, limit: 1 });
   } catch (error) {
     await opened.close().catch(() => {});
     throw new RunError(`cannot read the ledger at ${opened.label}: ${(error as Error).message}`);
@@ -199,6 +215,23 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   await served.close();
   await opened.close().catch(() => {});
   return undefined;
+}
+
+/** Imports a `--driver` module and registers its default export (or its `driver` export) as a store driver. */
+async function addDriver(spec: string): Promise<void> {
+  // A file where there is one (`drivers/kv.js` too, which Node would take for a package), else a package name.
+  const path = isAbsolute(spec) || existsSync(resolve(spec)) ? pathToFileURL(resolve(spec)).href : spec;
+  let module: { default?: unknown; driver?: unknown };
+  try {
+    module = (await import(path)) as typeof module;
+  } catch (error) {
+    throw new UsageError(`--driver ${spec}: cannot import it: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const driver = module.default ?? module.driver;
+  if (typeof driver !== "object" || driver === null || !("engine" in driver)) {
+    throw new UsageError(`--driver ${spec} exports no store driver (export default defineDriver({ ... }))`);
+  }
+  registerDriver(driver as Parameters<typeof registerDriver>[0]);
 }
 
 function parseRedact(text: string): string[] {
@@ -271,17 +304,18 @@ try {
   if (output !== undefined) process.stdout.write(`${output}\n`);
 } catch (error) {
   if (error instanceof NoCommand) {
-    process.stderr.write(`${HELP}\n`);
+    process.stderr.write(`${HELP()}\n`);
     process.exitCode = 2;
   } else if (error instanceof CanonicalizationError) {
     process.stderr.write(`idemkey: ${shortPath(error.path)}: ${error.reason}\n`);
     process.exitCode = 2;
+  } else if (error instanceof RunError) {
+    // Before the family's exit 2: a RunError is one of idemkey's errors too, but the input was fine.
+    process.stderr.write(`idemkey: ${error.message}\n`);
+    process.exitCode = 1;
   } else if (error instanceof UsageError || error instanceof IdemkeyError || error instanceof TypeError) {
     process.stderr.write(`idemkey: ${error.message}\n`);
     process.exitCode = 2;
-  } else if (error instanceof RunError) {
-    process.stderr.write(`idemkey: ${error.message}\n`);
-    process.exitCode = 1;
   } else {
     throw error;
   }

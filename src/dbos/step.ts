@@ -1,4 +1,4 @@
-import { DBOS, type StepConfig } from "@dbos-inc/dbos-sdk";
+import type { StepConfig } from "@dbos-inc/dbos-sdk";
 import {
   callInStep,
   checkHarness,
@@ -7,6 +7,9 @@ import {
   type StepIdentity,
 } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
+
+const { DBOS } = await importPeer("idemkey/dbos", "@dbos-inc/dbos-sdk", () => import("@dbos-inc/dbos-sdk"));
 
 /**
  * The identity of the DBOS step running now: the workflow id (which a recovery, a fork's original steps and

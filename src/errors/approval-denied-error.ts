@@ -1,10 +1,12 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
 
 /**
  * A person denied the call parked for approval under `key`. The denial is bound to that key: the same call is
  * denied again until its ledger record expires, and a call with other arguments asks for approval anew.
  */
-export class ApprovalDeniedError extends IdemkeyError {
+export class ApprovalDeniedError extends IdemkeyError implements RetryHints {
   override name = "ApprovalDeniedError" as const;
   readonly key: string;
   /** Why, as given to `harness.deny`. */
@@ -20,3 +22,4 @@ export class ApprovalDeniedError extends IdemkeyError {
     this.by = by;
   }
 }
+brand(ApprovalDeniedError, "ApprovalDeniedError");

@@ -1,3 +1,4 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
 
 /**
@@ -16,3 +17,4 @@ export class CanonicalizationError extends IdemkeyError {
     this.reason = reason;
   }
 }
+brand(CanonicalizationError, "CanonicalizationError");

@@ -1,4 +1,6 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
 
 export interface HttpStatusErrorOptions extends ErrorOptions {
   retryable: boolean;
@@ -13,7 +15,7 @@ export interface HttpStatusErrorOptions extends ErrorOptions {
  * 4xx is final, and so is a replayed answer (`Idempotent-Replayed: true`), which is the saved outcome of the first
  * attempt. `body` is the response body as text, for its problem details.
  */
-export class HttpStatusError extends IdemkeyError {
+export class HttpStatusError extends IdemkeyError implements RetryHints {
   override name = "HttpStatusError" as const;
   readonly status: number;
   readonly url: string;
@@ -45,6 +47,7 @@ export class HttpStatusError extends IdemkeyError {
     this.replayed = replayed;
   }
 }
+brand(HttpStatusError, "HttpStatusError");
 
 /** An RFC 9457 problem's title and detail when the body is one, else the start of the body. */
 function summary(body: string): string {

@@ -1,18 +1,76 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
+
+interface ConflictBase extends ErrorOptions {
+  /** The key that was reused. */
+  key: string;
+}
+
+/** A store's `effectOnce` found the key recorded with another fingerprint. */
+export interface FingerprintConflict extends ConflictBase {
+  by?: "fingerprint";
+}
+
+/** An HTTP owner answered 422 to the keyed request. */
+export interface HttpConflict extends ConflictBase {
+  by: "http";
+  /** The request's URL; empty when the response had none. */
+  url: string;
+}
+
+/** An MCP tool refused the call because its key was used for other arguments. */
+export interface McpConflict extends ConflictBase {
+  by: "mcp";
+  /** The MCP tool's name. */
+  tool: string;
+  /** The tool's own words. */
+  detail: string;
+}
+
+/** What an `IdempotencyConflictError` is made from: the key, and who found it reused. */
+export type IdempotencyConflictErrorData = FingerprintConflict | HttpConflict | McpConflict;
 
 /**
  * The key was already used for a different request or call (other arguments, another body). Retrying with the
  * same key can never succeed: derive the key from the arguments that are really meant, or use a new key.
  */
-export class IdempotencyConflictError extends IdemkeyError {
+export class IdempotencyConflictError extends IdemkeyError implements RetryHints {
   override name = "IdempotencyConflictError" as const;
   /** The key that was reused. */
   readonly key: string;
   /** Never worth retrying with the same key; read by the harness's default retry policy. */
   readonly retryable = false;
 
-  constructor(key: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.key = key;
+  constructor(data: IdempotencyConflictErrorData);
+  /** @deprecated Pass one object, `new IdempotencyConflictError({ key })`, and the class writes the message. */
+  constructor(key: string, message: string, options?: ErrorOptions);
+  constructor(...args: [IdempotencyConflictErrorData] | [string, string, ErrorOptions?]) {
+    const [first] = args;
+    if (typeof first === "object") {
+      super(compose(first), "cause" in first ? { cause: first.cause } : undefined);
+      this.key = first.key;
+    } else {
+      super(args[1], args[2]);
+      this.key = first;
+    }
+  }
+}
+brand(IdempotencyConflictError, "IdempotencyConflictError");
+
+function compose(data: IdempotencyConflictErrorData): string {
+  switch (data.by) {
+    case "http":
+      return (
+        `${data.url || "The owner"} answered 422: this Idempotency-Key was already used for a different request. ` +
+        "Retrying cannot help; call with the arguments that were meant, or a new key (another step)."
+      );
+    case "mcp":
+      return `The MCP tool "${data.tool}" refused the call: ${data.detail}`;
+    default:
+      return (
+        `key "${data.key}" was already used with another fingerprint: the request differs from the one first made ` +
+        "with this key; use a new key for a new request"
+      );
   }
 }

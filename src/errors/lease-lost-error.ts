@@ -1,3 +1,4 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
 
 /**
@@ -19,3 +20,4 @@ export class LeaseLostError extends IdemkeyError {
     this.key = key;
   }
 }
+brand(LeaseLostError, "LeaseLostError");

@@ -1,10 +1,12 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
 
 /**
  * A subpath was imported whose optional peer dependency is not installed: `idemkey/sqlite` without
  * `better-sqlite3`, say. The message names the package, the range idemkey supports and the command to run.
  */
-export class MissingPeerError extends IdemkeyError {
+export class MissingPeerError extends IdemkeyError implements RetryHints {
   override name = "MissingPeerError" as const;
   /** The subpath imported: `"idemkey/sqlite"`. */
   readonly subpath: string;
@@ -21,3 +23,4 @@ export class MissingPeerError extends IdemkeyError {
     this.range = range;
   }
 }
+brand(MissingPeerError, "MissingPeerError");

@@ -1,4 +1,36 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
+
+interface UnknownBase extends ErrorOptions {
+  /** The idempotency key of the call. */
+  key: string;
+}
+
+/** The harness cannot tell whether an attempt of an unguarded tool took effect. */
+export interface HarnessUnknown extends UnknownBase {
+  by?: "harness";
+  /** The tool's name. */
+  tool: string;
+  /** Why the outcome is unknown: `"its process stopped while it was pending"`. */
+  why: string;
+}
+
+/** An MCP tool answered that an earlier call with this key may or may not have taken effect. */
+export interface McpUnknown extends UnknownBase {
+  by: "mcp";
+  tool: string;
+  /** The tool's own words. */
+  detail: string;
+}
+
+/** The owner middleware: a retry took over a key whose handler may have run (`rerunAfterTakeover: false`). */
+export interface TakeoverUnknown extends UnknownBase {
+  by: "takeover";
+}
+
+/** What an `OutcomeUnknownError` is made from: the key, and who could not tell what happened. */
+export type OutcomeUnknownErrorData = HarnessUnknown | McpUnknown | TakeoverUnknown;
 
 /**
  * An `unguarded` call may or may not have taken effect (it failed after it may have reached the owner, or its
@@ -6,15 +38,42 @@ import { IdemkeyError } from "./idemkey-error.js";
  * record what happened with `harness.resolve(key, { result })`, or clear it to run again with
  * `harness.resolve(key, { retry: true })`. `cause` is the failure that made the outcome unknown, when there was one.
  */
-export class OutcomeUnknownError extends IdemkeyError {
+export class OutcomeUnknownError extends IdemkeyError implements RetryHints {
   override name = "OutcomeUnknownError" as const;
   /** The idempotency key of the call, to pass to `harness.resolve`. */
   readonly key: string;
   /** Repeating the call cannot help until the outcome is resolved; read by the harness's default retry policy. */
   readonly retryable = false;
 
-  constructor(key: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.key = key;
+  constructor(data: OutcomeUnknownErrorData);
+  /** @deprecated Pass one object, `new OutcomeUnknownError({ key, tool, why })`, and the class writes the message. */
+  constructor(key: string, message: string, options?: ErrorOptions);
+  constructor(...args: [OutcomeUnknownErrorData] | [string, string, ErrorOptions?]) {
+    const [first] = args;
+    if (typeof first === "object") {
+      super(compose(first), "cause" in first ? { cause: first.cause } : undefined);
+      this.key = first.key;
+    } else {
+      super(args[1], args[2]);
+      this.key = first;
+    }
+  }
+}
+brand(OutcomeUnknownError, "OutcomeUnknownError");
+
+function compose(data: OutcomeUnknownErrorData): string {
+  switch (data.by) {
+    case "mcp":
+      return `The MCP tool "${data.tool}" refused the call: ${data.detail} Check whether it took effect, then resolve the key.`;
+    case "takeover":
+      return (
+        `A retry took over the Idempotency-Key ${JSON.stringify(data.key)} after its lease ran out: the handler of ` +
+        "the request that held it may have run, so it is not run again (rerunAfterTakeover: false)"
+      );
+    default:
+      return (
+        `The outcome of the unguarded tool "${data.tool}" is unknown: ${data.why}. Check whether it took effect, ` +
+        `then call harness.resolve("${data.key}", { result }) or harness.resolve("${data.key}", { retry: true })`
+      );
   }
 }

@@ -1,3 +1,4 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
 
 /**
@@ -25,3 +26,4 @@ export class ResponseTooLargeError extends IdemkeyError {
     this.limit = limit;
   }
 }
+brand(ResponseTooLargeError, "ResponseTooLargeError");

@@ -1,3 +1,4 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
 
 /**
@@ -24,3 +25,4 @@ export class SchemaVersionError extends IdemkeyError {
     this.supported = supported;
   }
 }
+brand(SchemaVersionError, "SchemaVersionError");

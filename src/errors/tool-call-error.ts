@@ -1,4 +1,6 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import type { RetryHints } from "./retry-hints.js";
 
 export interface ToolCallErrorOptions extends ErrorOptions {
   /**
@@ -23,9 +25,12 @@ export interface ToolCallErrorOptions extends ErrorOptions {
  * `retryAfterMs` and `noEffect` from any thrown error, whatever its class, so an HTTP client can throw its own error
  * with the same fields; this class is the ready-made one.
  *
+ * The one class of the family that takes its message as text: the message is the tool's own account of its
+ * failure, which idemkey has no data to write for it.
+ *
  * @example throw new ToolCallError("rate limited", { retryAfterMs: 2_000, noEffect: true, cause: response })
  */
-export class ToolCallError extends IdemkeyError {
+export class ToolCallError extends IdemkeyError implements RetryHints {
   override name = "ToolCallError" as const;
   readonly retryable: boolean | undefined;
   readonly retryAfterMs: number | undefined;
@@ -48,3 +53,4 @@ export class ToolCallError extends IdemkeyError {
     this.noEffect = noEffect;
   }
 }
+brand(ToolCallError, "ToolCallError");

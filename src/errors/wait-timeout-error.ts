@@ -1,3 +1,4 @@
+import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
 
 /**
@@ -27,3 +28,4 @@ export class WaitTimeoutError extends IdemkeyError {
     this.waitedMs = waitedMs;
   }
 }
+brand(WaitTimeoutError, "WaitTimeoutError");

@@ -10,10 +10,16 @@ import type { OwnerResponse } from "../owner/problem.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
 
-/** The middleware, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). */
-export interface IdempotencyMiddleware extends RequestHandler {
+/**
+ * The middleware, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). Named with its framework:
+ * each adapter's middleware type differs, and a type's name is read in docs and errors without its subpath.
+ */
+export interface ExpressIdempotencyMiddleware extends RequestHandler {
   purge(options?: PurgeOptions): Promise<number>;
 }
+
+/** @deprecated Named `ExpressIdempotencyMiddleware` now. */
+export type IdempotencyMiddleware = ExpressIdempotencyMiddleware;
 
 /**
  * Express middleware that makes POST and PATCH requests with an `Idempotency-Key` take effect once: the first runs
@@ -31,7 +37,7 @@ export interface IdempotencyMiddleware extends RequestHandler {
  *
  * @example app.post("/charges", express.json(), idempotency({ store, scope: (req) => req.user.account }), createCharge)
  */
-export function idempotency(options: IdempotencyOptions<Request>): IdempotencyMiddleware {
+export function idempotency(options: IdempotencyOptions<Request>): ExpressIdempotencyMiddleware {
   const engine = idempotencyEngine(options);
 
   async function idempotency(req: Request, res: Response, next: NextFunction): Promise<void> {
@@ -135,12 +141,16 @@ function capture(res: Response, lock: Lock): void {
   const headArguments: OutgoingHttpHeaders[] = [];
   let total = 0;
 
-  const copy = (chunk: unknown, encoding: unknown) => {
+  // `own`: bytes that nobody else holds may be kept as they are. A chunk given to `write` is copied (the handler may
+  // reuse its buffer once it is written); the one given to `end` is not, as it is sent after the save, as it is.
+  const copy = (chunk: unknown, encoding: unknown, own: boolean) => {
     if (chunk === undefined || chunk === null || typeof chunk === "function") return;
     const bytes =
       typeof chunk === "string"
         ? Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
-        : Buffer.from(chunk as Uint8Array);
+        : own && Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk as Uint8Array);
     total += bytes.byteLength;
     if (total <= lock.maxResponseBytes) chunks.push(bytes);
     else chunks.length = 0;
@@ -153,16 +163,21 @@ function capture(res: Response, lock: Lock): void {
   } as unknown as Response["writeHead"];
 
   res.write = function (this: Response, ...args: unknown[]) {
-    copy(args[0], args[1]);
+    copy(args[0], args[1], false);
     return write.apply(this, args);
   } as unknown as Response["write"];
 
   res.end = function (this: Response, ...args: unknown[]) {
-    copy(args[0], args[1]);
+    copy(args[0], args[1], true);
     res.write = write as unknown as Response["write"];
     res.end = end as unknown as Response["end"];
     res.writeHead = writeHead as unknown as Response["writeHead"];
-    const body = total <= lock.maxResponseBytes ? Buffer.concat(chunks, total) : undefined;
+    const body =
+      total > lock.maxResponseBytes
+        ? undefined
+        : chunks.length === 1
+          ? chunks[0]
+          : Buffer.concat(chunks, total);
     const headers = responseHeaders(res, headArguments);
     // `finish` reports its own failures and never rejects; the response goes out whatever happened to the save.
     void lock
@@ -177,6 +192,9 @@ function capture(res: Response, lock: Lock): void {
  * merges into `getHeaders()` and sometimes sends without keeping.
  */
 function responseHeaders(res: Response, headArguments: readonly OutgoingHttpHeaders[]): [string, string][] {
+  // Without writeHead's headers (a handler that sets them with setHeader, as res.json does), `getHeaders()` is all
+  // of them, under lowercase names already: no regrouping.
+  if (headArguments.length === 0) return headerPairs(res.getHeaders());
   const byName = new Map<string, [string, string][]>();
   for (const headers of [res.getHeaders(), ...headArguments]) {
     const given = new Map<string, [string, string][]>();

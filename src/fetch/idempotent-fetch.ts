@@ -2,6 +2,8 @@ import { HttpStatusError } from "../errors/http-status-error.js";
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 import { NetworkError } from "../errors/network-error.js";
 import { canonicalize } from "../key/canonicalize.js";
+import { bareKeyProblem, keyProblem } from "../key/key-rule.js";
+import { numberOption } from "../options/number-option.js";
 import { parseRetryAfter } from "./retry-after.js";
 
 /** What `idempotentFetch` needs of the harness's tool context (`ToolContext`). */
@@ -29,7 +31,8 @@ export interface IdempotentFetchOptions {
    * text as it is (Stripe, most hand-written servers) keep the quotes as part of the key, which is the same on every
    * retry, so they dedupe it just as well; idemkey's middleware takes both forms as one key. Set `false` for an
    * owner that refuses quotes (one that allows only `[A-Za-z0-9-]` in keys) or that must see the key in the very
-   * form it finds in `_meta` or a database column.
+   * form it finds in `_meta` or a database column; a key that cannot travel bare (a space, `"`, `,` or `\`) is then
+   * refused with a `TypeError` before anything is sent.
    * @default true
    */
   quoted?: boolean;
@@ -61,24 +64,24 @@ const NEVER_SENT = new Set([
  *
  * @example const fetchOnce = createIdempotentFetch({ quoted: false, maxRetryAfterMs: 10_000 });
  */
+// `create`: `idempotentFetch` already names the default instance (see createHarness for the naming rule).
 export function createIdempotentFetch(options: IdempotentFetchOptions = {}): IdempotentFetch {
   if (typeof options !== "object" || options === null) {
     throw new TypeError("createIdempotentFetch(options) needs an options object");
   }
   const quoted = options.quoted ?? true;
-  const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
+  const maxRetryAfterMs = numberOption("options.maxRetryAfterMs", options.maxRetryAfterMs, 60_000, {
+    infinite: true,
+  });
   const fetchImpl = options.fetch;
   if (typeof quoted !== "boolean")
     throw new TypeError(`options.quoted must be a boolean, got ${typeof quoted}`);
-  if (typeof maxRetryAfterMs !== "number" || !(maxRetryAfterMs >= 0)) {
-    throw new TypeError(`options.maxRetryAfterMs must be a number >= 0, got ${String(maxRetryAfterMs)}`);
-  }
   if (fetchImpl !== undefined && typeof fetchImpl !== "function") {
     throw new TypeError(`options.fetch must be a function, got ${typeof fetchImpl}`);
   }
 
   return async function idempotentFetch(input, init, ctx) {
-    const key = checkKey(ctx);
+    const key = checkKey(ctx, quoted);
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     // The harness's key wins over one set by hand: the model must never choose or change it.
     headers.set("idempotency-key", quoted ? `"${key.replace(/[\\"]/g, "\\$&")}"` : key);
@@ -108,7 +111,7 @@ export function createIdempotentFetch(options: IdempotentFetchOptions = {}): Ide
 }
 
 /**
- * `fetch` for a `keyed` tool: sends `ctx.idempotencyKey` as the `Idempotency-Key` header (bare), passes
+ * `fetch` for a `keyed` tool: sends `ctx.idempotencyKey` as the `Idempotency-Key` header (quoted; see `quoted`), passes
  * `ctx.signal`, sends a plain-object or array `body` as RFC 8785 canonical JSON, and turns the answer into what
  * the harness's retries understand. A 2xx or 3xx resolves with the `Response`. Otherwise it throws:
  * - 409 (the key is in flight) and 5xx: `HttpStatusError`, retryable with the same key after its `Retry-After`;
@@ -137,12 +140,7 @@ async function classify(response: Response, key: string, maxRetryAfterMs: number
   // Stainless's and stripe-node's signal, which idemkey's middleware sends on its final answers.
   const final = /^false$/i.test(response.headers.get("x-should-retry")?.trim() ?? "");
   if (status === 422) {
-    throw new IdempotencyConflictError(
-      key,
-      `${response.url || "The owner"} answered 422: this Idempotency-Key was already used for a different request. ` +
-        "Retrying cannot help; call with the arguments that were meant, or a new key (another step).",
-      { cause: fail(false, true) },
-    );
+    throw new IdempotencyConflictError({ key, by: "http", url: response.url, cause: fail(false, true) });
   }
   if (status === 409 || status >= 500) throw fail(!final, false);
   if (status === 408 || status === 429) throw fail(!final, true);
@@ -154,13 +152,7 @@ function networkError(error: unknown): NetworkError {
   const noEffect = code !== undefined && NEVER_SENT.has(code);
   const reason =
     error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : "";
-  return new NetworkError(
-    `The request got no answer (${code ?? (reason || "network error")}); ` +
-      (noEffect ? "it was never sent." : "it may have taken effect: retry with the same key."),
-    code,
-    noEffect,
-    { cause: error },
-  );
+  return new NetworkError({ code, noEffect, detail: reason, cause: error });
 }
 
 /** The first system error code along the cause chain (undici nests it: TypeError -> Error { code }). */
@@ -175,13 +167,18 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-function checkKey(ctx: KeyContext): string {
+function checkKey(ctx: KeyContext, quoted: boolean): string {
   if (typeof ctx !== "object" || ctx === null) {
     throw new TypeError("idempotentFetch(input, init, ctx) needs the tool context as ctx");
   }
   const key = ctx.idempotencyKey;
-  if (typeof key !== "string" || key.length === 0 || key.length > 255 || !/^[\x20-\x7e]+$/.test(key)) {
-    throw new TypeError("ctx.idempotencyKey must be 1 to 255 printable ASCII characters (the harness's key)");
+  if (typeof key !== "string") {
+    throw new TypeError(`ctx.idempotencyKey must be a string (the harness's key), got ${typeof key}`);
+  }
+  // Sent bare, a comma or an edge space would reach the owner as another key: refuse it here, before sending.
+  const problem = quoted ? keyProblem(key) : bareKeyProblem(key);
+  if (problem !== undefined) {
+    throw new TypeError(`ctx.idempotencyKey ${problem}; pass the key the harness gave the tool`);
   }
   return key;
 }

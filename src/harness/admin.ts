@@ -2,7 +2,8 @@ import { LedgerStateError } from "../errors/ledger-state-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { Expect, RecordPatch, RecordState } from "../store/types.js";
 import { type Core, notify } from "./call.js";
-import { decodeData, type LedgerData, PREFIX, toEntry, withEvent } from "./ledger.js";
+import { decodeData, PREFIX, toEntry, withEvent } from "./ledger.js";
+import type { LedgerCall } from "./record/types.js";
 import type { ActionOptions, Harness, HarnessEvent, LedgerEntry, LedgerEvent } from "./types.js";
 
 type Admin = Pick<Harness, "get" | "list" | "approve" | "deny" | "resolve">;
@@ -17,27 +18,31 @@ export function ledgerAdmin(core: Core): Admin {
     key: string,
     from: RecordState,
     verb: string,
-    change: (data: LedgerData, at: number) => { patch: RecordPatch; event: LedgerEvent },
+    change: (data: LedgerCall, at: number) => { patch: RecordPatch; event: LedgerEvent },
     announce: () => object,
   ): Promise<LedgerEntry> {
     checkKey(key);
     const started = core.clock();
     const record = await core.store.get(PREFIX + key);
     if (record?.state !== from) {
-      const is = record === undefined ? "has no live ledger record" : `is ${record.state}`;
-      throw new LedgerStateError(key, record?.state, `Cannot ${verb} the call ${key}: it ${is}, not ${from}`);
+      throw new LedgerStateError({
+        key,
+        state: record?.state,
+        reason: "wrong-state",
+        action: verb,
+        expected: from,
+      });
     }
     const data = decodeData(record);
     const { patch, event } = change(data, core.clock());
     const expect: Expect = { state: from };
     if (record.token !== null) expect.token = record.token;
-    const updated = await core.store.update(PREFIX + key, expect, { ...patch, data: withEvent(data, event) });
+    const updated = await core.store.update(PREFIX + key, expect, {
+      ...patch,
+      data: withEvent(data, event, core.ledgerVersion),
+    });
     if (updated === undefined) {
-      throw new LedgerStateError(
-        key,
-        undefined,
-        `Cannot ${verb} the call ${key}: its record changed meanwhile`,
-      );
+      throw new LedgerStateError({ key, state: undefined, reason: "changed", action: verb });
     }
     if (core.onEvent) {
       notify(core.onEvent, {
@@ -114,7 +119,7 @@ export function ledgerAdmin(core: Core): Admin {
         (_, at) => ({
           patch: retry
             ? { state: "approved", token: null }
-            : { state: "completed", token: null, result: result!, ttlMs: core.ttlMs },
+            : { state: "completed", token: null, result: result!, ttlMs: core.retentionMs },
           event: withBy({ type: "resolved", at, how }, by),
         }),
         () => ({ type: "resolved", by, how }),

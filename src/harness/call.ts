@@ -1,5 +1,6 @@
-import type { LedgerData } from "./ledger.js";
+import { reporter } from "../options/report.js";
 import type { Resolved } from "./options.js";
+import type { LedgerCall } from "./record/types.js";
 import { defaultRetryable, retryDelay } from "./retry.js";
 import type { HarnessEvent, Tool, ToolContext } from "./types.js";
 
@@ -20,7 +21,7 @@ export interface Call<A, R> {
   args: A;
   argsHash: string;
   /** What a record this call creates carries. */
-  data: LedgerData;
+  data: LedgerCall;
   signal: AbortSignal | undefined;
   startedAt: number;
 }
@@ -42,14 +43,8 @@ export function emit<A, R>(call: Call<A, R>, input: EventInput): void {
 }
 
 export function notify(onEvent: (event: HarnessEvent) => void, event: HarnessEvent): void {
-  try {
-    onEvent(event);
-  } catch (error) {
-    process.emitWarning(
-      `idemkey: onEvent threw on a "${event.type}" event: ${String(error)}`,
-      "IdemkeyWarning",
-    );
-  }
+  // The harness throws its failures to the caller; only a throwing onEvent goes the way of every module's hooks.
+  reporter(onEvent, "onEvent", (e) => `a "${e.type}" event`)(event);
 }
 
 export function toolContext<A, R>(call: Call<A, R>, attempt: number): ToolContext {

@@ -1,10 +1,12 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import { canonicalCallOf, idempotencyKey, keyHash } from "../key/idempotency-key.js";
+import { checkNumber } from "../options/number-option.js";
+import { purgeExpired } from "../store/purge.js";
 import { ledgerAdmin } from "./admin.js";
 import { type Call, type Core, emit, untilAborted } from "./call.js";
 import { isTool } from "./define-tool.js";
-import { PREFIX } from "./ledger.js";
+import { newCall, PREFIX } from "./ledger.js";
 import { type HarnessOptions, resolveOptions } from "./options.js";
 import { paced } from "./pace.js";
 import { runRead } from "./read.js";
@@ -22,6 +24,8 @@ import { type CallOptions, Effect, type Harness, type Tool } from "./types.js";
  * const harness = createHarness({ store: sqliteStore("./ledger.db") });
  * const pr = await harness.call("task-8812", openPullRequest, { repo: "acme/api", head: "fix-42", title: "Fix" });
  */
+// Factories are named for what they make (sqliteStore, idempotencyEngine); `create` only where that bare noun is the
+// name a caller gives the result (`const harness = ...`) or an export already holds (the default idempotentFetch).
 export function createHarness(options?: HarnessOptions): Harness {
   const core: Core = { ...resolveOptions(options), never: new AbortController().signal };
   /** Calls running in this harness, by key: a second identical call shares the first one's outcome. */
@@ -77,16 +81,7 @@ export function createHarness(options?: HarnessOptions): Harness {
     const argsText = canonicalArgs();
     // Under the fleet secret too: the ledger's args hash would otherwise give masked arguments away just as well.
     const argsHash = keyHash(argsText, core.keySecret);
-    const data: Call<A, R>["data"] = {
-      v: 1,
-      taskId,
-      tool: tool.name,
-      effect: tool.effect,
-      argsHash,
-      args: argsText,
-      events: [],
-    };
-    if (step !== undefined) data.step = step;
+    const data = newCall({ taskId, tool: tool.name, effect: tool.effect, step, argsHash, args: argsText });
     return {
       core,
       tool,
@@ -134,11 +129,16 @@ export function createHarness(options?: HarnessOptions): Harness {
     },
     ...ledgerAdmin(core),
     async purge(options = {}) {
-      const { limit = 1000 } = options;
-      if (!Number.isInteger(limit) || limit < 1) {
-        throw new TypeError(`options.limit must be a positive integer, got ${String(limit)}`);
+      if (options.limit === undefined) return purgeExpired(core.store, options);
+      // The deprecated limit keeps its meaning, one batch, so that a caller's own loop over it still ends.
+      if (options.batchSize !== undefined) {
+        throw new TypeError(
+          "options.limit (one batch, deprecated) and options.batchSize were both given; give only options.batchSize",
+        );
       }
-      return core.store.purge({ limit });
+      return core.store.purge({
+        limit: checkNumber("options.limit", options.limit, { integer: true, min: 1 }),
+      });
     },
   };
 }

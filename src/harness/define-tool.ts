@@ -1,3 +1,5 @@
+import { describe } from "../options/describe.js";
+import { checkNumber } from "../options/number-option.js";
 import { Effect, type Tool, type ToolDefinition } from "./types.js";
 
 const EFFECTS: readonly string[] = Object.values(Effect);
@@ -52,14 +54,7 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
       );
     }
   }
-  if (
-    timeoutMs !== undefined &&
-    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
-  ) {
-    throw new TypeError(
-      `tool.timeoutMs of "${name}" must be a finite number > 0, got ${typeof timeoutMs === "number" ? timeoutMs : describe(timeoutMs)}`,
-    );
-  }
+  if (timeoutMs !== undefined) checkNumber(`tool.timeoutMs of "${name}"`, timeoutMs, { exclusive: true });
   const tool: Tool<A, R> = Object.freeze({
     name,
     effect,
@@ -75,9 +70,4 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
 
 export function isTool(value: unknown): value is Tool<unknown, unknown> {
   return typeof value === "object" && value !== null && defined.has(value);
-}
-
-function describe(value: unknown): string {
-  if (typeof value === "string") return value === "" ? "an empty string" : JSON.stringify(value);
-  return value === null ? "null" : typeof value;
 }

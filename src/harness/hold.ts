@@ -1,11 +1,13 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { IdemkeyError } from "../errors/idemkey-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { StoreError } from "../errors/store-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
 import { type Call, describeError, emit, planRetry, toolContext, untilAborted } from "./call.js";
 import { holdLease, type Lease } from "./lease.js";
-import { decodeData, encodeData, type LedgerData, withEvent } from "./ledger.js";
+import { decodeData, encodeData, withEvent } from "./ledger.js";
+import type { LedgerCall } from "./record/types.js";
 import { hadNoEffect } from "./retry.js";
 import { Effect, type LedgerEvent } from "./types.js";
 
@@ -13,7 +15,7 @@ import { Effect, type LedgerEvent } from "./types.js";
 export interface Held<A> {
   token: string;
   /** The record's data as claimed: the call it stands for. */
-  data: LedgerData;
+  data: LedgerCall;
   /** `data` gained events in memory (a takeover) that the next write of the record must carry. */
   dataChanged?: boolean;
   /** The arguments to run: this call's own, or the recorded ones when the identity matched other arguments. */
@@ -34,12 +36,17 @@ export interface Held<A> {
 }
 
 /** Thrown when the claim was lost (taken over after a stall) between attempts: the caller looks at the ledger anew. */
-export class ClaimLost {}
+export class ClaimLost extends IdemkeyError {
+  override name = "ClaimLost" as const;
+  constructor() {
+    super("The claim on this key was taken over between attempts; the call reads the ledger anew");
+  }
+}
 
 /** Runs the call under a claim this call holds, renewing the lease until the outcome is written. */
 export function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
   const lease = held.lease ?? holdLease(call, held.token);
-  const run = runHeld(call, held, lease);
+  const run = attempts(call, held, lease);
   if (call.signal === undefined) return run;
   // The caller stops waiting when its signal aborts, even if the tool ignores it; the run goes on under its lease,
   // so that the tool's outcome is still recorded (or released) when it ends.
@@ -60,64 +67,62 @@ export function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
   });
 }
 
-async function runHeld<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Promise<R> {
-  try {
-    if (held.unknownBecause !== undefined) {
-      const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
-      if (found.done) return found.value;
-    }
-    return await attempts(call, held, lease);
-  } finally {
-    lease.stop();
-  }
-}
-
 async function turns(n: number): Promise<undefined> {
   for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
   return undefined;
 }
 
 async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Promise<R> {
+  // One async frame for the reconcile, the loop and the renewal's end: each layer cost a promise and microtask hops
+  // per call (and `return await`, unlike returning the promise, does not adopt it through two more).
   const { core, tool } = call;
   let failures = 0;
-  for (let attempt = held.attempt; ; attempt++) {
-    if (call.signal?.aborted) {
-      await release(call, held, attempt - 1);
-      throw call.signal.reason;
+  try {
+    if (held.unknownBecause !== undefined) {
+      const found = await reconcile(call, held, lease, held.attempt, held.unknownBecause, undefined);
+      if (found.done) return found.value;
     }
-    // An unguarded attempt is marked started before it runs, so that a takeover can tell a claim whose process
-    // died before sending anything (safe to run) from one that may have reached the owner.
-    if (tool.effect === Effect.unguarded) await mark(call, held, attempt);
-    let value: R;
-    try {
-      value = await tool.run(held.args, toolContext(call, attempt));
-    } catch (error) {
-      failures++;
-      if (tool.effect === Effect.unguarded && !hadNoEffect(error)) {
-        // The request may have reached the owner: only the world can tell whether it took effect.
-        const found = await reconcile(call, held, lease, attempt, `attempt ${attempt} failed`, error);
-        if (found.done) return found.value;
+    for (let attempt = held.attempt; ; attempt++) {
+      if (call.signal?.aborted) {
+        await release(call, held, attempt - 1);
+        throw call.signal.reason;
       }
-      const delayMs = await planRetry(call, attempt, failures, error).catch(async (planError: unknown) => {
-        await release(call, held, attempt);
-        throw planError;
-      });
-      if (delayMs === undefined) {
-        await release(call, held, attempt);
-        emit(call, { type: "failed", attempt, error });
-        throw error;
-      }
-      emit(call, { type: "retried", attempt, delayMs, error });
+      // An unguarded attempt is marked started before it runs, so that a takeover can tell a claim whose process
+      // died before sending anything (safe to run) from one that may have reached the owner.
+      if (tool.effect === Effect.unguarded) await mark(call, held, attempt);
+      let value: R;
       try {
-        await core.sleep(delayMs, call.signal);
-      } catch (reason) {
-        await release(call, held, attempt);
-        throw reason;
+        value = await tool.run(held.args, toolContext(call, attempt));
+      } catch (error) {
+        failures++;
+        if (tool.effect === Effect.unguarded && !hadNoEffect(error)) {
+          // The request may have reached the owner: only the world can tell whether it took effect.
+          const found = await reconcile(call, held, lease, attempt, `attempt ${attempt} failed`, error);
+          if (found.done) return found.value;
+        }
+        const delayMs = await planRetry(call, attempt, failures, error).catch(async (planError: unknown) => {
+          await release(call, held, attempt);
+          throw planError;
+        });
+        if (delayMs === undefined) {
+          await release(call, held, attempt);
+          emit(call, { type: "failed", attempt, error });
+          throw error;
+        }
+        emit(call, { type: "retried", attempt, delayMs, error });
+        try {
+          await core.sleep(delayMs, call.signal);
+        } catch (reason) {
+          await release(call, held, attempt);
+          throw reason;
+        }
+        if (tool.effect !== Effect.unguarded) await mark(call, held, attempt);
+        continue;
       }
-      if (tool.effect !== Effect.unguarded) await mark(call, held, attempt);
-      continue;
+      return await complete(call, held, lease, value, attempt, undefined);
     }
-    return complete(call, held, lease, value, attempt, undefined);
+  } finally {
+    lease.stop();
   }
 }
 
@@ -128,7 +133,7 @@ async function mark<A, R>(call: Call<A, R>, held: Held<A>, attempts: number): Pr
     call.sk,
     { token: held.token, state: "pending" },
     // Expiry moves with the lease, as a renewal moves it: a pending record never expires under its lease.
-    { attempts, leaseMs: core.leaseMs, ttlMs: core.leaseMs + core.ttlMs },
+    { attempts, leaseMs: core.leaseMs, ttlMs: core.leaseMs + core.retentionMs },
   );
   if (!marked) throw new ClaimLost();
 }
@@ -208,7 +213,7 @@ async function complete<A, R>(
       token: null,
       leaseMs: null,
       attempts: attempt,
-      ttlMs: core.ttlMs,
+      ttlMs: core.retentionMs,
     }).catch(() => false);
     emit(call, { type: "failed", attempt, error: bad });
     throw bad;
@@ -219,29 +224,40 @@ async function complete<A, R>(
     token: null,
     leaseMs: null,
     attempts: attempt,
-    ttlMs: core.ttlMs,
+    ttlMs: core.retentionMs,
   };
-  if (resolvedBy) patch.data = withEvent(held.data, { type: "resolved", at: core.clock(), how: resolvedBy });
-  else if (held.dataChanged) patch.data = encodeData(held.data);
+  if (resolvedBy) {
+    patch.data = withEvent(
+      held.data,
+      { type: "resolved", at: core.clock(), how: resolvedBy },
+      core.ledgerVersion,
+    );
+  } else if (held.dataChanged) patch.data = encodeData(held.data, core.ledgerVersion);
   let recorded: boolean;
   try {
-    recorded = await writeCompletion(call, lease, patch);
+    // The store's write awaited here rather than through writeCompletion: one async layer fewer per call.
+    recorded = (await lease.save(patch)) !== undefined || (await lateCompletion(call, patch));
   } catch (error) {
     // The store stayed down past the save budget: the record is left pending (locked), never released, so a later
     // call takes it over and an unguarded tool's started mark makes its outcome unknown rather than run it again.
-    const failure = new StoreError(
-      error instanceof StoreError ? error.store : "store",
-      "complete",
-      call.key,
-      `The tool "${tool.name}" ran (attempt ${attempt}), but its outcome could not be recorded before the save ` +
-        `budget ran out; the key stays locked until its lease lapses. Cause: ${describeError(error)}`,
-      { cause: error },
-    );
+    const failure = new StoreError({
+      store: error instanceof StoreError ? error.store : "store",
+      operation: "complete",
+      key: call.key,
+      reason: "outcome-unsaved",
+      tool: tool.name,
+      attempt,
+      detail: describeError(error),
+      cause: error,
+    });
     emit(call, { type: "failed", attempt, error: failure });
     throw failure;
   }
-  if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
-  else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });
+  // Checked here, so that no event object is built per call when nobody listens.
+  if (call.core.onEvent !== undefined) {
+    if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
+    else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });
+  }
   return parseResult(text) as R;
 }
 
@@ -259,8 +275,12 @@ export function parseResult(text: string): unknown {
  * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all.
  */
 async function writeCompletion<A, R>(call: Call<A, R>, lease: Lease, patch: RecordPatch) {
+  return (await lease.save(patch)) !== undefined || lateCompletion(call, patch);
+}
+
+/** After the claim was lost: the completion over an `outcome_unknown` record, if that is what the taker left. */
+async function lateCompletion<A, R>(call: Call<A, R>, patch: RecordPatch): Promise<boolean> {
   const { core } = call;
-  if (await lease.save(patch)) return true;
   try {
     const now = await core.store.get(call.sk);
     if (now?.state !== "outcome_unknown") return false;
@@ -268,7 +288,7 @@ async function writeCompletion<A, R>(call: Call<A, R>, lease: Lease, patch: Reco
     const late = await core.store.update(
       call.sk,
       { state: "outcome_unknown" },
-      { ...patch, data: withEvent(decodeData(now), event) },
+      { ...patch, data: withEvent(decodeData(now), event, core.ledgerVersion) },
     );
     return late !== undefined;
   } catch {
@@ -304,12 +324,12 @@ async function markUnknown<A, R>(
   cause: unknown,
 ): Promise<OutcomeUnknownError> {
   const { core, key, tool } = call;
-  const error = new OutcomeUnknownError(
+  const error = new OutcomeUnknownError({
     key,
-    `The outcome of the unguarded tool "${tool.name}" is unknown: ${why}. Check whether it took effect, then call ` +
-      `harness.resolve("${key}", { result }) or harness.resolve("${key}", { retry: true })`,
-    cause === undefined ? undefined : { cause },
-  );
+    tool: tool.name,
+    why,
+    ...(cause === undefined ? {} : { cause }),
+  });
   const event: LedgerEvent = {
     type: "outcome_unknown",
     at: core.clock(),
@@ -324,7 +344,7 @@ async function markUnknown<A, R>(
         token: null,
         leaseMs: null,
         attempts: attempt,
-        data: withEvent(held.data, event),
+        data: withEvent(held.data, event, core.ledgerVersion),
       },
     );
   } catch {

@@ -1,7 +1,7 @@
 export { createHarness } from "./create-harness.js";
 export { defineTool } from "./define-tool.js";
-export type { LedgerData } from "./ledger.js";
 export type { HarnessOptions, WaitOptions } from "./options.js";
+export type { LedgerData, LedgerDataV2, LedgerVersion } from "./record/types.js";
 export type { RetryContext, RetryOptions } from "./retry.js";
 export type { Sleep } from "./sleep.js";
 export type {
@@ -10,6 +10,7 @@ export type {
   Harness,
   HarnessEvent,
   HarnessEventType,
+  HarnessPurgeOptions,
   LedgerEntry,
   LedgerEvent,
   ReconcileResult,

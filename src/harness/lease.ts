@@ -17,7 +17,7 @@ export function claimSpec<A, R>(call: Call<A, R>, park = false, data: string | n
     key: call.sk,
     fingerprint: call.key,
     leaseMs: core.leaseMs,
-    ttlMs: core.ttlMs,
+    ttlMs: core.retentionMs,
     state: park ? "awaiting_approval" : "pending",
     data,
     schedule: core.schedule,

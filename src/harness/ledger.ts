@@ -1,73 +1,102 @@
 import { LedgerStateError } from "../errors/ledger-state-error.js";
+import { StorePrefix } from "../store/scoped-key.js";
 import type { StoreRecord } from "../store/types.js";
-import type { Effect, LedgerEntry, LedgerEvent } from "./types.js";
+import { argsFromText } from "./record/args.js";
+import type { LedgerCall, LedgerVersion } from "./record/types.js";
+import { decodeV1, encodeV1 } from "./record/v1.js";
+import { decodeV2, encodeV2 } from "./record/v2.js";
+import type { LedgerEntry, LedgerEvent } from "./types.js";
+
+// The one module that makes, changes and reads a ledger record's data; the formats are in record/ (one file each).
 
 /** The ledger's namespace in a store shared with the owner-side middleware. */
-export const PREFIX = "call:";
+export const PREFIX = StorePrefix.ledger;
 
 /** The audit trail keeps the latest entries only, so that a record flapping between states stays small. */
 const MAX_EVENTS = 50;
 
-/**
- * The JSON in a ledger record's `data`, version 1. Read by `harness.get` and by inspectors; new fields may be added,
- * existing ones keep their meaning.
- * - `taskId`, `tool`, `effect`, `step`: what the call was.
- * - `argsHash`: SHA-256 hex of `args`; a later call with the same key whose arguments hash differently is the same
- *   call by its identity and replays this one (its `replayed` event says `argsDiffer: true`).
- * - `args`: the canonical JSON text of the full arguments, run again as they are on a takeover.
- * - `events`: the audit trail of state changes (approvals, denials, resolutions, unknown outcomes), with who and when.
- */
-export interface LedgerData {
-  v: 1;
-  taskId: string;
-  tool: string;
-  effect: Effect;
-  step?: string | number;
-  argsHash: string;
-  args: string;
-  events: LedgerEvent[];
+const ENCODERS: Record<LedgerVersion, (call: LedgerCall) => string> = { 1: encodeV1, 2: encodeV2 };
+// A Map, so that a `v` read from the store can never name an Object.prototype member.
+const DECODERS = new Map<unknown, (d: Record<string, unknown>) => LedgerCall | undefined>([
+  [1, decodeV1],
+  [2, decodeV2],
+]);
+const READS = [...DECODERS.keys()] as number[];
+
+/** Checks the `ledgerVersion` option. */
+export function checkLedgerVersion(value: unknown): LedgerVersion {
+  if (value === undefined) return 1;
+  if (value !== 1 && value !== 2) {
+    throw new TypeError(`options.ledgerVersion must be 1 or 2, got ${String(value)}`);
+  }
+  return value;
 }
 
-export function encodeData(data: LedgerData): string {
-  return JSON.stringify(data);
+/** What a record a call creates carries: the call, with an empty audit trail. */
+export function newCall(
+  call: Omit<LedgerCall, "args" | "events" | "extra"> & { /** The canonical JSON text. */ args: string },
+): LedgerCall {
+  const { taskId, tool, effect, step, argsHash, args } = call;
+  const created: LedgerCall = { taskId, tool, effect, argsHash, args: argsFromText(args), events: [] };
+  if (step !== undefined) created.step = step;
+  return created;
 }
 
-export function decodeData(record: StoreRecord): LedgerData {
+/** The record's data in the format `version`, whatever format it was read from. */
+export function encodeData(call: LedgerCall, version: LedgerVersion): string {
+  return ENCODERS[version](call);
+}
+
+/** The call a record stands for, read from any format this idemkey knows. */
+export function decodeData(record: StoreRecord): LedgerCall {
   const key = record.key.slice(PREFIX.length);
   let data: unknown;
   try {
     data = JSON.parse(record.data ?? "null");
   } catch (error) {
-    throw new LedgerStateError(key, record.state, `The ledger record ${record.key} has unreadable data`, {
+    throw new LedgerStateError({
+      key,
+      state: record.state,
+      reason: "unreadable",
+      record: record.key,
       cause: error,
     });
   }
-  const d = data as Partial<LedgerData> | null;
-  if (
-    d === null ||
-    typeof d !== "object" ||
-    d.v !== 1 ||
-    typeof d.taskId !== "string" ||
-    typeof d.args !== "string" ||
-    !Array.isArray(d.events)
-  ) {
-    throw new LedgerStateError(
+  const d = data as Record<string, unknown> | null;
+  const v = typeof d === "object" && d !== null && !Array.isArray(d) ? d.v : undefined;
+  const decode = DECODERS.get(v);
+  if (decode === undefined && typeof v === "number" && Number.isInteger(v) && v > Math.max(...READS)) {
+    throw new LedgerStateError({
       key,
-      record.state,
-      `The record ${record.key} is not an idemkey ledger record (v1)`,
-    );
+      state: record.state,
+      reason: "newer",
+      record: record.key,
+      format: v,
+      versions: READS,
+    });
   }
-  return d as LedgerData;
+  const call = decode?.(d!);
+  if (call === undefined) {
+    throw new LedgerStateError({
+      key,
+      state: record.state,
+      reason: "unrecognised",
+      record: record.key,
+      versions: READS,
+    });
+  }
+  return call;
 }
 
-/** The data with one more event in its audit trail (the oldest dropped past the limit). */
-export function addEvent(data: LedgerData, event: LedgerEvent): LedgerData {
-  const events = [...data.events, event];
-  return { ...data, events: events.length > MAX_EVENTS ? events.slice(-MAX_EVENTS) : events };
+/** The call with one more event in its audit trail (the oldest dropped past the limit). */
+export function addEvent(call: LedgerCall, event: LedgerEvent): LedgerCall {
+  const events = [...call.events, event];
+  return { ...call, events: events.length > MAX_EVENTS ? events.slice(-MAX_EVENTS) : events };
 }
 
-export function withEvent(data: LedgerData, event: LedgerEvent): string {
-  return encodeData(addEvent(data, event));
+/** The record's data with one more event, in the format `version`. */
+export function withEvent(call: LedgerCall, event: LedgerEvent, version: LedgerVersion): string {
+  return encodeData(addEvent(call, event), version);
 }
 
 export function toEntry(record: StoreRecord): LedgerEntry {
@@ -79,7 +108,7 @@ export function toEntry(record: StoreRecord): LedgerEntry {
     tool: data.tool,
     effect: data.effect,
     argsHash: data.argsHash,
-    args: JSON.parse(data.args),
+    args: data.args.value(),
     attempts: record.attempts,
     leaseUntil: record.leaseUntil,
     events: data.events,
@@ -97,11 +126,11 @@ export function toEntry(record: StoreRecord): LedgerEntry {
 
 /** The latest event of a type, for the denial reason and the like. */
 export function lastEvent<T extends LedgerEvent["type"]>(
-  data: LedgerData,
+  call: LedgerCall,
   type: T,
 ): Extract<LedgerEvent, { type: T }> | undefined {
-  for (let i = data.events.length - 1; i >= 0; i--) {
-    const event = data.events[i]!;
+  for (let i = call.events.length - 1; i >= 0; i--) {
+    const event = call.events[i]!;
     if (event.type === type) return event as Extract<LedgerEvent, { type: T }>;
   }
   return undefined;

@@ -1,6 +1,10 @@
 import { checkSecret } from "../key/idempotency-key.js";
+import { numberOption } from "../options/number-option.js";
+import { renamedOption } from "../options/renamed.js";
 import { memoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
+import { checkLedgerVersion } from "./ledger.js";
+import type { LedgerVersion } from "./record/types.js";
 import { type ResolvedRetry, type RetryOptions, resolveRetry } from "./retry.js";
 import { defaultSleep, type Schedule, type Sleep, scheduler } from "./sleep.js";
 import type { HarnessEvent } from "./types.js";
@@ -48,7 +52,17 @@ export interface HarnessOptions {
    * task resumed the next morning) while bounding the ledger's size.
    * @default 604800000 (7 days)
    */
+  retentionMs?: number;
+  /** @deprecated The former name of `retentionMs`; either works (both only with one value). */
   ttlMs?: number;
+  /**
+   * The format this process writes ledger records in (docs/ledger-format.md); it reads both. A rollout that moves a
+   * fleet to 2 first deploys a version that reads 2 everywhere (keeping 1), then switches the writers: a process
+   * that reads only 1 throws `LedgerStateError` on a record in format 2. A process on 1 writes a record it changes
+   * back in format 1, losing nothing.
+   * @default 1
+   */
+  ledgerVersion?: LedgerVersion;
   /** How failed attempts are retried; see `RetryOptions`. */
   retry?: RetryOptions;
   /** How a call waits for the same call running elsewhere; see `WaitOptions`. */
@@ -80,7 +94,8 @@ export interface HarnessOptions {
 export interface Resolved {
   store: Store;
   leaseMs: number;
-  ttlMs: number;
+  retentionMs: number;
+  ledgerVersion: LedgerVersion;
   retry: ResolvedRetry;
   waitTimeoutMs: number;
   waitMinDelayMs: number;
@@ -103,7 +118,11 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
   const resolved: Resolved = {
     store: options.store ?? memoryStore({ clock }),
     leaseMs: positive("leaseMs", options.leaseMs, 30_000),
-    ttlMs: positive("ttlMs", options.ttlMs, 7 * 24 * 60 * 60 * 1000),
+    // retentionMs, as the middleware and MCP say: ttlMs is the store's word for one write's expiry (lease + this).
+    retentionMs: numberOption(...renamedOption(options, "retentionMs", "ttlMs"), 7 * 24 * 60 * 60 * 1000, {
+      exclusive: true,
+    }),
+    ledgerVersion: checkLedgerVersion(options.ledgerVersion),
     retry: resolveRetry(options.retry),
     waitTimeoutMs: nonNegative("wait.timeoutMs", wait.timeoutMs, 120_000),
     waitMinDelayMs: positive("wait.minDelayMs", wait.minDelayMs, 25),
@@ -127,21 +146,12 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
   return resolved;
 }
 
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value > 0) || !Number.isFinite(value)) {
-    throw new TypeError(`options.${name} must be a finite number > 0, got ${String(value)}`);
-  }
-  return value;
-}
+const positive = (name: string, value: unknown, fallback: number) =>
+  numberOption(`options.${name}`, value, fallback, { exclusive: true });
 
-function nonNegative(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value >= 0)) {
-    throw new TypeError(`options.${name} must be a number >= 0, got ${String(value)}`);
-  }
-  return value;
-}
+// Infinity allowed: waiting (or parking for approval) without a deadline is a choice a caller may make.
+const nonNegative = (name: string, value: unknown, fallback: number) =>
+  numberOption(`options.${name}`, value, fallback, { infinite: true });
 
 function fn<F>(name: string, value: F | undefined): F | undefined {
   if (value !== undefined && typeof value !== "function") {

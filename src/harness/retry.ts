@@ -1,5 +1,6 @@
-import { CanonicalizationError } from "../errors/canonicalization-error.js";
-import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+import { isCanonicalizationError, isIdempotencyConflictError } from "../errors/guards.js";
+import { retryHints } from "../errors/retry-hints.js";
+import { numberOption } from "../options/number-option.js";
 
 /** What `shouldRetry` is shown about a failed attempt. */
 export interface RetryContext {
@@ -76,35 +77,21 @@ export function resolveRetry(options: RetryOptions | undefined): ResolvedRetry {
   return retry;
 }
 
-function nonNegative(name: string, value: unknown, fallback: number, integer: boolean): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !(value >= 0) || (integer && !Number.isInteger(value))) {
-    const what = integer ? "an integer >= 0" : "a number >= 0";
-    throw new TypeError(`options.retry.${name} must be ${what}, got ${String(value)}`);
-  }
-  return value;
-}
-
-/** Reads a field from whatever was thrown: the protocol is duck-typed so that any client's error can speak it. */
-function field(error: unknown, name: "retryable" | "retryAfterMs" | "noEffect"): unknown {
-  return typeof error === "object" && error !== null ? (error as Record<string, unknown>)[name] : undefined;
-}
+const nonNegative = (name: string, value: unknown, fallback: number, integer: boolean) =>
+  numberOption(`options.retry.${name}`, value, fallback, { integer, infinite: true });
 
 /** The error says the attempt certainly had no effect (nothing was sent, or the owner said it did nothing). */
 export function hadNoEffect(error: unknown): boolean {
-  return field(error, "noEffect") === true;
+  return retryHints(error).noEffect === true;
 }
 
 export function defaultRetryable(error: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return false;
-  const retryable = field(error, "retryable");
-  if (typeof retryable === "boolean") return retryable;
-  // A TypeError is a bug in the call (or bad arguments): the same key and arguments fail the same way again.
-  return !(
-    error instanceof TypeError ||
-    error instanceof CanonicalizationError ||
-    error instanceof IdempotencyConflictError
-  );
+  const { retryable } = retryHints(error);
+  if (retryable !== undefined) return retryable;
+  // A TypeError is a bug in the call (or bad arguments): the same key and arguments fail the same way again. The
+  // guards, not instanceof, so that an error from another copy of idemkey (or another realm) is judged the same.
+  return !(error instanceof TypeError || isCanonicalizationError(error) || isIdempotencyConflictError(error));
 }
 
 /** The wait before the retry that follows failed attempt number `failures` (1 for the first failure). */
@@ -114,8 +101,8 @@ export function retryDelay(
   error: unknown,
   random: () => number,
 ): number {
-  const after = field(error, "retryAfterMs");
-  if (typeof after === "number" && after >= 0) return Math.min(after, retry.maxDelayMs);
+  const after = retryHints(error).retryAfterMs;
+  if (after !== undefined) return Math.min(after, retry.maxDelayMs);
   const delay = Math.min(retry.maxDelayMs, retry.minDelayMs * retry.factor ** (failures - 1));
   return retry.jitter ? delay * (0.5 + random() / 2) : delay;
 }

@@ -1,3 +1,4 @@
+import { nextTurnTimer } from "../claim/timer.js";
 /** Waits `ms` milliseconds, or rejects with `signal.reason` as soon as the signal aborts. */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -23,17 +24,16 @@ export type Schedule = (ms: number, fn: () => void) => () => void;
 
 const CANCELLED = Symbol("cancelled");
 
+/** Keeps the process alive while a call runs, as a pending `setTimeout` would; made only if the call outlives its turn. */
+const realTimer: Schedule = nextTurnTimer({ unref: false });
+
 /**
- * The lease renewal timer: a plain `setTimeout` with the default sleep (it runs on every call, so it stays cheap),
+ * The lease renewal timer: a `setTimeout` armed at the next turn with the default sleep (it runs on every call, so it
+ * stays cheap: see `nextTurnTimer`),
  * or the injected `sleep` with an abort signal, so that a test's fake time drives renewals too.
  */
 export function scheduler(sleep: Sleep | undefined): Schedule {
-  if (sleep === undefined) {
-    return (ms, fn) => {
-      const timer = setTimeout(fn, ms);
-      return () => clearTimeout(timer);
-    };
-  }
+  if (sleep === undefined) return realTimer;
   return (ms, fn) => {
     const controller = new AbortController();
     sleep(ms, controller.signal).then(fn, () => {});

@@ -1,4 +1,29 @@
+import type { PurgeOptions } from "../store/purge.js";
 import type { RecordState } from "../store/types.js";
+
+/** `harness.purge()`'s options: `batchSize`, as every `purge()` takes, and the deprecated `limit`. */
+/**
+ * How one tool's calls are keyed and repeated, where an adapter takes policies by tool name (`idempotentTools`'s
+ * and `idempotencyMiddleware`'s `effects`). `A` is the tool's input.
+ */
+export interface ToolPolicy<A = unknown> {
+  /** How the tool's side effect behaves when repeated; see `Effect`. */
+  effect: Effect;
+  /**
+   * The natural identity of a call, as `defineTool`'s `identity`: the key is derived from what it returns instead of
+   * from all the input, so a call the model re-words is still the same call.
+   * @default all the input
+   */
+  identity?: (input: A) => unknown;
+}
+
+export interface HarnessPurgeOptions extends PurgeOptions {
+  /**
+   * @deprecated Removes one batch of at most `limit` records and stops (what `purge` did before it took
+   * `batchSize`); use `batchSize`, which goes on until every expired record is gone. Not both.
+   */
+  limit?: number;
+}
 
 /** How a tool's side effect behaves when the call is repeated; decides what the harness may repeat on its own. */
 export const Effect = {
@@ -215,6 +240,9 @@ export interface Harness {
   deny(key: string, reason: string, options?: ActionOptions): Promise<LedgerEntry>;
   /** Records what happened to a call whose outcome was unknown. */
   resolve(key: string, resolution: Resolution, options?: ActionOptions): Promise<LedgerEntry>;
-  /** Removes up to `limit` expired records from the store (all of its expired records, not only the ledger's). */
-  purge(options?: { limit?: number }): Promise<number>;
+  /**
+   * Removes every expired record from the store (all of its expired records, not only the ledger's), `batchSize`
+   * at a time, and returns how many: what the middleware's `purge()` does.
+   */
+  purge(options?: HarnessPurgeOptions): Promise<number>;
 }

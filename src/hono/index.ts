@@ -7,10 +7,16 @@ import { concat, toFetchResponse } from "../owner/response-body.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
 
-/** The middleware, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). */
-export interface IdempotencyMiddleware extends MiddlewareHandler {
+/**
+ * The middleware, with `purge()` to remove expired records (see `IdempotencyEngine.purge`). Named with its framework:
+ * each adapter's middleware type differs, and a type's name is read in docs and errors without its subpath.
+ */
+export interface HonoIdempotencyMiddleware extends MiddlewareHandler {
   purge(options?: PurgeOptions): Promise<number>;
 }
+
+/** @deprecated Named `HonoIdempotencyMiddleware` now. */
+export type IdempotencyMiddleware = HonoIdempotencyMiddleware;
 
 /**
  * Hono middleware that makes POST and PATCH requests with an `Idempotency-Key` take effect once: the first runs
@@ -25,7 +31,7 @@ export interface IdempotencyMiddleware extends MiddlewareHandler {
  *
  * @example app.post("/charges", idempotency({ store, scope: (c) => c.get("accountId") }), createCharge)
  */
-export function idempotency(options: IdempotencyOptions<Context>): IdempotencyMiddleware {
+export function idempotency(options: IdempotencyOptions<Context>): HonoIdempotencyMiddleware {
   const engine = idempotencyEngine(options);
 
   async function idempotency(c: Context, next: Next): Promise<Response | undefined> {
@@ -99,10 +105,15 @@ const utf8 = new TextDecoder();
 async function readBody(c: Context, limit: number): Promise<RequestBody> {
   const cache = c.req.bodyCache as Record<string, unknown>;
   let bytes: Uint8Array;
-  if (Object.keys(cache).length > 0 || c.req.raw.body === null) {
-    // Read before us (a validator), so already in memory: nothing to save by streaming.
+  if (Object.keys(cache).length > 0 || declaredWithin(c.req.header("content-length"), limit)) {
+    // Read before us (a validator), so already in memory; or of a declared length within the limit, which the
+    // HTTP parser holds the body to. `arrayBuffer()` then takes @hono/node-server's fast path, reading the socket
+    // directly: touching `c.req.raw.body` makes it build a web Request and a stream over the socket instead, which
+    // made a request with a key cost three times a bare one (13,451 against 4,009 requests a second, memory store).
     bytes = new Uint8Array(await c.req.arrayBuffer());
     if (bytes.byteLength > limit) return { tooLarge: true };
+  } else if (c.req.raw.body === null) {
+    bytes = new Uint8Array(0);
   } else {
     const read = await readStream(c.req.raw.body, limit);
     if (read === undefined) return { tooLarge: true };
@@ -126,6 +137,12 @@ async function readBody(c: Context, limit: number): Promise<RequestBody> {
     });
   }
   return { bytes };
+}
+
+/** Whether a Content-Length header names a length of at most `limit` bytes. */
+function declaredWithin(header: string | undefined, limit: number): boolean {
+  if (header === undefined || !/^\d+$/.test(header)) return false;
+  return Number(header) <= limit;
 }
 
 /** The whole stream, or `undefined` once it passes `limit` (then cancelled). */

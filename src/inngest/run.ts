@@ -1,6 +1,8 @@
-import { NonRetriableError } from "inngest";
 import { callInStep, checkHarness, checkTool } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
+
+const { NonRetriableError } = await importPeer("idemkey/inngest", "inngest", () => import("inngest"));
 
 /** The part of an Inngest function's context that `run` uses: the triggering event and the step tools. */
 export interface InngestContext {

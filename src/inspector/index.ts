@@ -1,3 +1,13 @@
+export { driverFor, registerDriver, storeDrivers } from "../drivers/list.js";
+export {
+  type DriverName,
+  type DriverPeer,
+  defineDriver,
+  type StoreDriver,
+  type StoreUrlContext,
+  type StoreUrlFields,
+} from "../store/driver.js";
+export { readFileUrl, readServerUrl, type ServerUrlOptions } from "../store/driver-url.js";
 export { TOKEN_HEADER } from "./guard.js";
 export { createInspector, type Inspector } from "./inspector.js";
 export { isLoopback } from "./loopback.js";

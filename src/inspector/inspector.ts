@@ -12,7 +12,7 @@ import { redactor } from "./redact.js";
 import { BodyError, Problem, readJson, send, sendJson, sendProblem } from "./respond.js";
 import { scanner, toRow } from "./snapshot.js";
 import { changeStream } from "./stream.js";
-import { counts, detail, listCalls, listTasks, STATES, timeline } from "./views.js";
+import { counts, detail, listCalls, listTasks, type PageConfig, STATES, timeline } from "./views.js";
 
 export interface Inspector {
   /** The token actions need in the `x-idemkey-token` header (the one given, or the generated one). */
@@ -41,7 +41,7 @@ const KEY = /^[0-9a-f]{64}$/;
  */
 export function createInspector(options: InspectorOptions): Inspector {
   const o = resolveInspectorOptions(options);
-  const harness = createHarness({ store: o.store, ttlMs: o.ttlMs, clock: o.clock });
+  const harness = createHarness({ store: o.store, retentionMs: o.retentionMs, clock: o.clock });
   const scan = scanner(o.store, o.maxRecords, o.clock);
   const stream = changeStream(scan, o.pollMs, o.maxStreams);
   const redact = redactor(o.redact);
@@ -72,7 +72,7 @@ export function createInspector(options: InspectorOptions): Inspector {
     }
     const q = url.searchParams;
     if (path === "/api/config") {
-      return sendJson(res, {
+      const config: PageConfig = {
         label: o.label,
         readOnly: o.readOnly,
         user: o.user,
@@ -80,7 +80,8 @@ export function createInspector(options: InspectorOptions): Inspector {
         tokenHeader: TOKEN_HEADER,
         pollMs: o.pollMs,
         states: STATES,
-      });
+      };
+      return sendJson(res, config);
     }
     if (path === "/api/stream") {
       // Even on loopback: any site the browser visits can open a plain GET to 127.0.0.1, and each stream holds a

@@ -1,5 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
+import { numberOption } from "../options/number-option.js";
+import { renamedOption } from "../options/renamed.js";
 import type { Store } from "../store/types.js";
 import { DEFAULT_REDACT } from "./redact.js";
 
@@ -32,7 +34,12 @@ export interface InspectorOptions {
    * @default false
    */
   remote?: boolean;
-  /** How often, in milliseconds, the ledger is read for the live view while a page is open. @default 1000 */
+  /**
+   * How often, in milliseconds, the ledger is read for the live view while a page is open: the records changed
+   * since the last read on a store with `changes` (every built-in store: memory, SQLite, PostgreSQL, Redis),
+   * every record on one without it.
+   * @default 1000
+   */
   pollMs?: number;
   /**
    * The most live streams (`/api/stream`, one per open page) served at once; more are answered 503 with
@@ -48,10 +55,12 @@ export interface InspectorOptions {
   /** How the store is named on the page, such as its URL without the password. @default "the ledger" */
   label?: string;
   /**
-   * How long a result recorded through resolve is kept, in milliseconds, as the harness's `ttlMs`: use the value
+   * How long a result recorded through resolve is kept, in milliseconds, as the harness's `retentionMs`: use the value
    * your harness uses.
    * @default 604800000 (7 days)
    */
+  retentionMs?: number;
+  /** @deprecated The former name of `retentionMs`; either works (both only with one value). */
   ttlMs?: number;
   /** The clock the live view's freshness and "now" are measured with, in epoch ms; for tests. @default Date.now */
   clock?: () => number;
@@ -68,7 +77,7 @@ export interface ResolvedInspectorOptions {
   maxStreams: number;
   maxRecords: number;
   label: string;
-  ttlMs: number;
+  retentionMs: number;
   clock: () => number;
 }
 
@@ -104,7 +113,10 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
     maxStreams: integer("maxStreams", options.maxStreams, 32, 1),
     maxRecords: integer("maxRecords", options.maxRecords, 10_000, 1),
     label: name("label", options.label) ?? "the ledger",
-    ttlMs: integer("ttlMs", options.ttlMs, 7 * 24 * 60 * 60 * 1000, 1),
+    retentionMs: numberOption(...renamedOption(options, "retentionMs", "ttlMs"), 7 * 24 * 60 * 60 * 1000, {
+      integer: true,
+      min: 1,
+    }),
     clock: options.clock ?? Date.now,
   };
 }
@@ -136,10 +148,5 @@ function flag(option: string, value: unknown): boolean {
   return value;
 }
 
-function integer(option: string, value: unknown, fallback: number, min: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    throw new TypeError(`options.${option} must be an integer >= ${min}, got ${String(value)}`);
-  }
-  return value;
-}
+const integer = (option: string, value: unknown, fallback: number, min: number) =>
+  numberOption(`options.${option}`, value, fallback, { integer: true, min });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { IdemkeyError } from "../errors/idemkey-error.js";
 
 /** Headers on every answer: nothing cached, nothing framed, nothing sniffed, no referrer leaving the page. */
 const COMMON: Record<string, string> = {
@@ -71,7 +72,8 @@ export function send(
 }
 
 /** A request body too big or not JSON; the handler answers with the problem it names. */
-export class BodyError extends Error {
+export class BodyError extends IdemkeyError {
+  override name = "BodyError" as const;
   constructor(
     readonly problem: Problem,
     message: string,

@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { checkNumber } from "../options/number-option.js";
 import { createInspector, type Inspector } from "./inspector.js";
 import { isLoopback } from "./loopback.js";
 import type { InspectorOptions } from "./options.js";
@@ -35,9 +36,7 @@ export async function serveInspector(options: ServeOptions): Promise<ServedInspe
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? 0;
   if (typeof host !== "string" || host === "") throw new TypeError("options.host must be a non-empty string");
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new TypeError(`options.port must be an integer from 0 to 65535, got ${String(port)}`);
-  }
+  checkNumber("options.port", port, { integer: true, max: 65_535 });
   const remote = !isLoopback(host);
   if (remote && options.allowRemote !== true) {
     throw new TypeError(

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { PREFIX, toEntry } from "../harness/ledger.js";
 import type { LedgerEntry } from "../harness/types.js";
+import { compareKeys, firstAtOrAfter } from "../store/range.js";
 import type { Store, StoreRecord } from "../store/types.js";
 
 /** One ledger call as the inspector sees it: the parsed entry and who holds its lease. */
@@ -36,10 +37,21 @@ export interface Snapshot {
   changed: string[];
 }
 
-/** Records read per store.list call. */
+/** Records read per store.list or store.changes call. */
 const PAGE = 500;
 /** Observations kept per call, latest last. */
 const MAX_OBSERVATIONS = 30;
+/**
+ * How far before the last read a poll asks for changes from. A write's time is taken before it commits (a SQLite
+ * write that waited for the lock, a PostgreSQL transaction's start), so one can land behind a read that came after
+ * it; the overlap reads those again, and a record read again unchanged costs a comparison.
+ */
+const SLACK_MS = 5_000;
+/**
+ * Every record is read again this often even when `changes` is there: it bounds how long a change whose time fell
+ * further behind than `SLACK_MS` (a clock stepped back) can go unseen.
+ */
+const FULL_SCAN_MS = 60_000;
 
 export interface Scanner {
   /** The latest scan if it is at most `maxAgeMs` old, else a new one (concurrent callers share one scan). */
@@ -49,80 +61,157 @@ export interface Scanner {
   observations(key: string): readonly Observation[];
 }
 
-/** Reads the whole ledger (up to `maxRecords` calls) and remembers what changed between two reads. */
+/** What the scanner last read of one record under the prefix: the record, and its row if it is a ledger call. */
+interface Known {
+  record: StoreRecord;
+  row: Row | undefined;
+}
+
+/**
+ * Reads the ledger (up to `maxRecords` calls) and remembers what changed between two reads. The first read lists
+ * every record; later ones ask the store for the records changed since (`store.changes`), drop the ones past their
+ * expiry on the store's clock, and list everything again only when something else went away (the live count
+ * differs from the keys known: a deleted record), when more changed than a page holds, when the ledger is past
+ * `maxRecords`, once a minute, or on a store without `changes`. A record read again unchanged is compared, not
+ * parsed again.
+ */
 export function scanner(store: Store, maxRecords: number, clock: () => number): Scanner {
   let current: Snapshot | undefined;
   let stale = false;
   let running: Promise<Snapshot> | undefined;
-  const seen = new Map<string, { signature: string; row: Row }>();
+  /** By store key. */
+  const known = new Map<string, Known>();
   const observed = new Map<string, Observation[]>();
+  /** The known keys in order, kept between reads; `added` holds the keys known since it was last brought up to date. */
+  let order: string[] | undefined;
+  const added = new Set<string>();
+  /** Where the next `changes` starts: the last read's time on the store's clock, less `SLACK_MS`. */
+  let since = Number.NEGATIVE_INFINITY;
+  /** The newest `updatedAt` a full read saw, where the next `changes` starts after one (no store time there). */
+  let newest = Number.NEGATIVE_INFINITY;
+  let lastFull = Number.NEGATIVE_INFINITY;
+  let truncated = false;
 
   async function scan(): Promise<Snapshot> {
-    const rows: Row[] = [];
-    let unreadable = 0;
+    const changed: string[] = [];
+    let dirty = current === undefined;
+    let full = true;
+    let asked = false;
+    if (
+      store.changes !== undefined &&
+      current !== undefined &&
+      !truncated &&
+      clock() - lastFull < FULL_SCAN_MS
+    ) {
+      const { records, live, now } = await store.changes({ prefix: PREFIX, since, limit: PAGE });
+      // Even when the records are too many and everything is listed below: that read covers the ones before now.
+      since = now - SLACK_MS;
+      asked = true;
+      if (records.length < PAGE) {
+        for (const record of records) dirty = absorb(record, changed) || dirty;
+        // Past its expiry on the store's clock a record is gone, as the store counts it: no full read for that.
+        for (const [key, { record }] of known)
+          if (record.expiresAt <= now) dirty = forget(key, changed) || dirty;
+        // Equal counts: nothing else went away, since every key not known before was among the records changed.
+        full = live !== known.size;
+      }
+    }
+    if (full) dirty = (await listAll(changed)) || dirty;
+    if (!asked) since = newest - SLACK_MS;
+    // Unchanged: the same version, read again now (its age decides when `latest` reads again).
+    current = dirty ? build(changed) : { ...current!, at: clock(), changed: [] };
+    return current;
+  }
+
+  /** Reads every record, in pages; forgets the ones that went away. Returns whether anything changed. */
+  async function listAll(changed: string[]): Promise<boolean> {
+    let dirty = false;
+    const read = new Set<string>();
     let after: string | undefined;
-    let truncated = false;
+    const wasTruncated = truncated;
+    truncated = false;
+    newest = Number.NEGATIVE_INFINITY;
     for (;;) {
-      const limit = Math.min(PAGE, maxRecords - rows.length - unreadable + 1);
+      const limit = Math.min(PAGE, maxRecords - read.size + 1);
       const page = await store.list({ prefix: PREFIX, limit, ...(after === undefined ? {} : { after }) });
       for (const record of page) {
-        if (rows.length + unreadable === maxRecords) {
+        if (read.size === maxRecords) {
           truncated = true;
           break;
         }
-        const row = toRow(record);
-        if (row === undefined) unreadable++;
-        else rows.push(row);
+        read.add(record.key);
+        dirty = absorb(record, changed) || dirty;
       }
       if (truncated || page.length < limit) break;
       after = page[page.length - 1]!.key;
     }
-    const changed = diff(rows);
-    const version = (current?.version ?? 0) + (changed.length > 0 || current === undefined ? 1 : 0);
-    current = { at: clock(), version, rows, unreadable, truncated, changed };
-    return current;
+    for (const key of known.keys()) if (!read.has(key)) dirty = forget(key, changed) || dirty;
+    lastFull = clock();
+    return dirty || truncated !== wasTruncated;
   }
 
-  /** Compares with the previous scan, records observations, and returns the keys that changed. */
-  function diff(rows: Row[]): string[] {
-    const changed: string[] = [];
-    const live = new Set<string>();
-    for (const row of rows) {
-      const { key } = row.entry;
-      live.add(key);
-      const signature = signatureOf(row);
-      const before = seen.get(key);
-      if (before?.signature === signature) continue;
-      changed.push(key);
-      seen.set(key, { signature, row });
-      if (before === undefined) continue;
-      const was = before.row.entry;
-      const is = row.entry;
-      if (was.createdAt !== is.createdAt) {
-        // Expired and claimed anew: another call's history.
-        observed.delete(key);
-        continue;
-      }
-      const notes: Observation[] = [];
-      if (was.state === "pending" && is.state === "pending" && before.row.holder !== row.holder) {
-        notes.push({ type: "taken_over", at: is.updatedAt, from: before.row.holder, to: row.holder });
-      }
-      if (is.attempts > was.attempts)
-        notes.push({ type: "attempts", at: is.updatedAt, attempts: is.attempts });
-      if (is.state !== was.state)
-        notes.push({ type: "state", at: is.updatedAt, from: was.state, to: is.state });
-      if (notes.length > 0) {
-        const list = [...(observed.get(key) ?? []), ...notes];
-        observed.set(key, list.length > MAX_OBSERVATIONS ? list.slice(-MAX_OBSERVATIONS) : list);
-      }
+  /** Drops a record that went away. */
+  function forget(key: string, changed: string[]): boolean {
+    const row = known.get(key)?.row;
+    known.delete(key);
+    const at = order === undefined ? -1 : firstAtOrAfter(order, key);
+    if (order?.[at] === key) order.splice(at, 1);
+    added.delete(key);
+    if (row !== undefined) {
+      observed.delete(row.entry.key);
+      changed.push(row.entry.key);
     }
-    for (const key of seen.keys()) {
-      if (live.has(key)) continue;
-      seen.delete(key);
-      observed.delete(key);
-      changed.push(key);
+    return true;
+  }
+
+  /** Takes in one record as read now; records observations and the changed key. Returns whether it changed. */
+  function absorb(record: StoreRecord, changed: string[]): boolean {
+    newest = Math.max(newest, record.updatedAt);
+    const before = known.get(record.key);
+    if (before !== undefined && sameRecord(before.record, record)) return false;
+    const row = toRow(record);
+    if (before === undefined) added.add(record.key);
+    known.set(record.key, { record, row });
+    const key = row?.entry.key ?? before?.row?.entry.key;
+    if (key !== undefined) changed.push(key);
+    if (row === undefined || before?.row === undefined) return true;
+    const was = before.row.entry;
+    const is = row.entry;
+    if (was.createdAt !== is.createdAt) {
+      // Expired and claimed anew: another call's history.
+      observed.delete(key!);
+      return true;
     }
-    return changed;
+    const notes: Observation[] = [];
+    if (was.state === "pending" && is.state === "pending" && before.row.holder !== row.holder) {
+      notes.push({ type: "taken_over", at: is.updatedAt, from: before.row.holder, to: row.holder });
+    }
+    if (is.attempts > was.attempts) notes.push({ type: "attempts", at: is.updatedAt, attempts: is.attempts });
+    if (is.state !== was.state)
+      notes.push({ type: "state", at: is.updatedAt, from: was.state, to: is.state });
+    if (notes.length > 0) {
+      const list = [...(observed.get(key!) ?? []), ...notes];
+      observed.set(key!, list.length > MAX_OBSERVATIONS ? list.slice(-MAX_OBSERVATIONS) : list);
+    }
+    return true;
+  }
+
+  function build(changed: string[]): Snapshot {
+    const rows: Row[] = [];
+    let unreadable = 0;
+    if (order === undefined) order = [...known.keys()].sort(compareKeys);
+    else {
+      // A few calls new since the last read: put them in place rather than sort ten thousand keys again.
+      for (const key of added) order.splice(firstAtOrAfter(order, key), 0, key);
+    }
+    added.clear();
+    for (const key of order) {
+      const { row } = known.get(key)!;
+      if (row === undefined) unreadable++;
+      else rows.push(row);
+    }
+    const version = (current?.version ?? 0) + 1;
+    return { at: clock(), version, rows, unreadable, truncated, changed };
   }
 
   return {
@@ -163,6 +252,17 @@ function holderOf(token: string | null): string | null {
   return token === null ? null : createHash("sha256").update(token).digest("hex").slice(0, 8);
 }
 
-function signatureOf({ entry, holder }: Row): string {
-  return `${entry.state}|${entry.attempts}|${entry.updatedAt}|${entry.leaseUntil}|${holder}|${entry.events.length}`;
+function sameRecord(a: StoreRecord, b: StoreRecord): boolean {
+  return (
+    a.updatedAt === b.updatedAt &&
+    a.state === b.state &&
+    a.attempts === b.attempts &&
+    a.token === b.token &&
+    a.leaseUntil === b.leaseUntil &&
+    a.expiresAt === b.expiresAt &&
+    a.createdAt === b.createdAt &&
+    a.fingerprint === b.fingerprint &&
+    a.data === b.data &&
+    a.result === b.result
+  );
 }

@@ -8,6 +8,21 @@ import type { Observation, Row, Snapshot } from "./snapshot.js";
 
 export const STATES: readonly RecordState[] = Object.values(RecordState);
 
+/** What `/api/config` answers: how the page should behave, read once when it loads. */
+export interface PageConfig {
+  label: string;
+  readOnly: boolean;
+  /** The name actions are recorded under when the page gives none. */
+  user: string;
+  redact: readonly string[];
+  tokenHeader: string;
+  pollMs: number;
+  states: readonly RecordState[];
+}
+
+/** One entry of a call's audit trail. */
+export type CallEvent = LedgerEntry["events"][number];
+
 export interface CallSummary {
   key: string;
   taskId: string;
@@ -25,7 +40,7 @@ export interface CallSummary {
   /** From the first claim to the completion, for a completed call. */
   durationMs: number | null;
   /** The latest event of the audit trail, if any. */
-  lastEvent: LedgerEntry["events"][number] | null;
+  lastEvent: CallEvent | null;
 }
 
 type Text = (text: string) => string;
@@ -96,6 +111,15 @@ export function detail(row: Row, redact: Redactor, observations: readonly Observ
   if ("result" in row.entry) out.result = redact(row.entry.result);
   return out;
 }
+
+/** What `/api/counts` answers (and the live stream's `change` event carries, with the keys that changed). */
+export type Counts = ReturnType<typeof counts>;
+/** What `/api/calls` answers. */
+export type CallList = ReturnType<typeof listCalls>;
+/** What `/api/tasks` answers. */
+export type TaskList = ReturnType<typeof listTasks>;
+/** What `/api/tasks/:taskId/timeline` answers. */
+export type Timeline = ReturnType<typeof timeline>;
 
 export function counts(snapshot: Snapshot) {
   const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<RecordState, number>;

@@ -1,7 +1,16 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { DEPTH_REASON, Fault, type Segment } from "./fault.js";
-import { quote } from "./quote.js";
 import { inOrder, shapeOf, sortNames } from "./shape-cache.js";
+import {
+  close,
+  open,
+  text,
+  writeAscii,
+  writeByte,
+  writeEncoded,
+  writeNumber,
+  writeQuoted,
+} from "./writer.js";
 
 export interface CanonicalizeOptions {
   /**
@@ -40,8 +49,19 @@ export function resolveMaxDepth(maxDepth: number | undefined): number {
 
 /** Canonicalize with paths reported from `root` (the key derivation reports `$.args...`). */
 export function canonicalizeAt(value: unknown, root: string, maxDepth: number): string {
+  const start = open();
   try {
-    return serialize(value, 0, maxDepth, "");
+    writeCanonical(value, root, maxDepth);
+    return text(start);
+  } finally {
+    close(start);
+  }
+}
+
+/** Writes the canonical form of `value` to the open write (see writer.ts), with paths reported from `root`. */
+export function writeCanonical(value: unknown, root: string, maxDepth: number): void {
+  try {
+    serialize(value, 0, maxDepth, "");
   } catch (error) {
     if (error instanceof Fault) {
       const segments = error.segments.reverse();
@@ -73,19 +93,32 @@ const LONE_IN_NAME = "member name contains a lone surrogate, which UTF-8 cannot 
 const objectPrototype = Object.prototype as { toJSON?: unknown };
 const arrayPrototype = Array.prototype;
 
-function serialize(value: unknown, depth: number, maxDepth: number, key: string | number): string {
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+function serialize(value: unknown, depth: number, maxDepth: number, key: string | number): void {
   switch (typeof value) {
     case "string":
-      return quote(value, LONE_IN_VALUE);
+      writeQuoted(value, LONE_IN_VALUE);
+      return;
     case "number":
       if (!Number.isFinite(value)) throw new Fault(`${value} is not a JSON number`);
-      // ECMAScript's Number::toString is exactly RFC 8785's number form, and it prints -0 as "0".
-      return "" + value;
+      writeNumber(value);
+      return;
     case "boolean":
-      return value ? "true" : "false";
+      writeAscii(value ? "true" : "false");
+      return;
     case "object":
-      if (value === null) return "null";
-      return serializeObject(value, depth, maxDepth, key);
+      if (value === null) {
+        writeAscii("null");
+        return;
+      }
+      serializeObject(value, depth, maxDepth, key);
+      return;
     case "bigint":
       throw new Fault("a BigInt is not a JSON number; convert it to a string or a safe integer");
     case "undefined":
@@ -102,45 +135,50 @@ function serialize(value: unknown, depth: number, maxDepth: number, key: string 
  * megamorphic load (a plain object's `toJSON` can only be its own member, or Object.prototype's when someone put one
  * there, and both are checked); anything else goes to `serializeConverted`, which does what JSON.stringify does.
  */
-function serializeObject(value: object, depth: number, maxDepth: number, key: string | number): string {
+function serializeObject(value: object, depth: number, maxDepth: number, key: string | number): void {
   const proto = Object.getPrototypeOf(value);
   if (proto === objectPrototype ? objectPrototype.toJSON === undefined : proto === null) {
-    return serializePlain(value as Record<string, unknown>, depth, maxDepth, key);
-  }
-  if (proto === arrayPrototype && (value as { toJSON?: unknown }).toJSON === undefined) {
+    serializePlain(value as Record<string, unknown>, depth, maxDepth, key);
+  } else if (proto === arrayPrototype && (value as { toJSON?: unknown }).toJSON === undefined) {
     if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
-    return serializeArray(value as unknown[], depth + 1, maxDepth);
+    serializeArray(value as unknown[], depth + 1, maxDepth);
+  } else {
+    serializeConverted(value, depth, maxDepth, key);
   }
-  return serializeConverted(value, depth, maxDepth, key);
 }
 
 /** The general case: `toJSON` first, then plain data of this or another realm; anything else is not JSON. */
-function serializeConverted(value: object, depth: number, maxDepth: number, key: string | number): string {
+function serializeConverted(value: object, depth: number, maxDepth: number, key: string | number): void {
   let target: unknown = value;
   const toJSON = (value as { toJSON?: unknown }).toJSON;
   if (typeof toJSON === "function") {
     // As JSON.stringify: convert once, then serialize the result without calling its own toJSON.
     target = toJSON.call(value, String(key));
-    if (typeof target !== "object" || target === null) return serialize(target, depth, maxDepth, key);
+    if (typeof target !== "object" || target === null) {
+      serialize(target, depth, maxDepth, key);
+      return;
+    }
   }
   if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
   const proto = Object.getPrototypeOf(target);
-  if (proto === Array.prototype) return serializeArray(target as unknown[], depth + 1, maxDepth);
-  if (proto === Object.prototype || proto === null || isForeignPlainObject(target, proto)) {
-    return serializeMembers(
-      target as Record<string, unknown>,
-      Object.keys(target as object),
-      depth + 1,
-      maxDepth,
-    );
+  if (proto === Array.prototype) {
+    serializeArray(target as unknown[], depth + 1, maxDepth);
+    return;
   }
-  if (isForeignArray(target, proto)) return serializeArray(target as unknown[], depth + 1, maxDepth);
+  if (proto === Object.prototype || proto === null || isForeignPlainObject(target, proto)) {
+    serializeMembers(target as Record<string, unknown>, Object.keys(target as object), depth + 1, maxDepth);
+    return;
+  }
+  if (isForeignArray(target, proto)) {
+    serializeArray(target as unknown[], depth + 1, maxDepth);
+    return;
+  }
   throw new Fault(describeNonPlain(target as object));
 }
 
-function serializeArray(array: unknown[], depth: number, maxDepth: number): string {
+function serializeArray(array: unknown[], depth: number, maxDepth: number): void {
   const length = array.length;
-  let out = "[";
+  writeByte(OPEN_ARRAY);
   let i = 0;
   try {
     for (; i < length; i++) {
@@ -152,14 +190,14 @@ function serializeArray(array: unknown[], depth: number, maxDepth: number): stri
             : "a hole in a sparse array is not JSON (JSON.stringify would turn it into null)",
         );
       }
-      if (i > 0) out += ",";
-      out += serialize(element, depth, maxDepth, i);
+      if (i > 0) writeByte(COMMA);
+      serialize(element, depth, maxDepth, i);
     }
   } catch (error) {
     if (error instanceof Fault) error.segments.push(i);
     throw error;
   }
-  return out + "]";
+  writeByte(CLOSE_ARRAY);
 }
 
 /** A plain object of this realm whose prototype has no `toJSON`: through the shape cache when its shape is known. */
@@ -168,41 +206,48 @@ function serializePlain(
   depth: number,
   maxDepth: number,
   key: string | number,
-): string {
+): void {
   const names = Object.keys(object);
   if (names.length === 0) {
     if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
-    return "{}";
+    writeAscii("{}");
+    return;
   }
   const shape = shapeOf(names);
   if (shape === undefined || shape.hasToJSON) {
     if (names.includes("toJSON") && typeof object.toJSON === "function") {
-      return serializeConverted(object, depth, maxDepth, key);
+      serializeConverted(object, depth, maxDepth, key);
+      return;
     }
     if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
     // shapeOf may have kept `names`: sort a copy, and only when it is out of order.
-    return serializeMembers(object, inOrder(names) ? names : names.slice(), depth + 1, maxDepth);
+    serializeMembers(object, inOrder(names) ? names : names.slice(), depth + 1, maxDepth);
+    return;
   }
   if (depth >= maxDepth) throw new Fault(DEPTH_REASON);
   const sorted = shape.sorted;
   const count = sorted.length;
-  let out = "";
+  const { heads, headEnds, ascii } = shape;
   let first = true;
   let i = 0;
   try {
     for (; i < count; i++) {
       const member = object[sorted[i]!];
       if (member === undefined) continue;
-      out = first
-        ? shape.firstHeads[i] + serialize(member, depth + 1, maxDepth, sorted[i]!)
-        : out + shape.heads[i] + serialize(member, depth + 1, maxDepth, sorted[i]!);
+      if (first) {
+        // The head without its comma, after the brace.
+        writeByte(OPEN_OBJECT);
+        writeEncoded(heads, i === 0 ? 1 : headEnds[i - 1]! + 1, headEnds[i]!, ascii);
+      } else writeEncoded(heads, i === 0 ? 0 : headEnds[i - 1]!, headEnds[i]!, ascii);
       first = false;
+      serialize(member, depth + 1, maxDepth, sorted[i]!);
     }
   } catch (error) {
     if (error instanceof Fault) error.segments.push(sorted[i]!);
     throw error;
   }
-  return first ? "{}" : out + "}";
+  if (first) writeAscii("{}");
+  else writeByte(CLOSE_OBJECT);
 }
 
 /** Members in RFC 8785 order, without the cache; `names` is sorted in place. */
@@ -211,23 +256,26 @@ function serializeMembers(
   names: string[],
   depth: number,
   maxDepth: number,
-): string {
+): void {
   if (names.length > 1) sortNames(names);
-  let out = "{";
+  writeByte(OPEN_OBJECT);
   let first = true;
   let name = "";
   try {
     for (name of names) {
       const member = object[name];
       if (member === undefined) continue;
-      out += (first ? "" : ",") + quote(name, LONE_IN_NAME) + ":" + serialize(member, depth, maxDepth, name);
+      if (!first) writeByte(COMMA);
+      writeQuoted(name, LONE_IN_NAME);
+      writeByte(COLON);
       first = false;
+      serialize(member, depth, maxDepth, name);
     }
   } catch (error) {
     if (error instanceof Fault) error.segments.push(name);
     throw error;
   }
-  return out + "}";
+  writeByte(CLOSE_OBJECT);
 }
 
 /** A plain object from another realm (a `vm` context, an iframe): its prototype is that realm's Object.prototype. */

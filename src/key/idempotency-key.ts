@@ -1,7 +1,8 @@
 import { createHmac, hash } from "node:crypto";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
-import { canonicalizeAt, resolveMaxDepth } from "./canonicalize.js";
+import { canonicalizeAt, resolveMaxDepth, writeCanonical } from "./canonicalize.js";
 import { quotePlain } from "./quote.js";
+import { bytes, close, open, text, writeByte, writeQuoted } from "./writer.js";
 
 export interface IdempotencyKeyOptions {
   /**
@@ -39,7 +40,20 @@ export function idempotencyKey(
   args: unknown,
   options?: IdempotencyKeyOptions,
 ): string {
-  return keyHash(canonicalCall(taskId, tool, args, options), checkSecret(options?.secret));
+  const maxDepth = resolveMaxDepth(options?.maxDepth);
+  const step = options?.step;
+  const start = open();
+  try {
+    writeCall(taskId, tool, args, step, maxDepth);
+    // The bytes are hashed where they were written: a string would be encoded back into them.
+    const secret = checkSecret(options?.secret);
+    const written = bytes(start);
+    return secret === undefined
+      ? hash("sha256", written, "hex")
+      : createHmac("sha256", secret).update(written).digest("hex");
+  } finally {
+    close(start);
+  }
 }
 
 /** SHA-256 of `text`, or HMAC-SHA256 under `secret`, in lowercase hex: the hash of keys and of recorded args. */
@@ -72,13 +86,36 @@ export function canonicalCall(
   options?: IdempotencyKeyOptions,
 ): string {
   const maxDepth = resolveMaxDepth(options?.maxDepth);
-  return canonicalCallOf(
-    taskId,
-    tool,
-    () => canonicalizeAt(args, "$.args", maxDepth),
-    options?.step,
-    maxDepth,
-  );
+  const step = options?.step;
+  const start = open();
+  try {
+    writeCall(taskId, tool, args, step, maxDepth);
+    return text(start);
+  } finally {
+    close(start);
+  }
+}
+
+/** `canonicalCall` written to the open write, with its checks in the same order. */
+function writeCall(
+  taskId: string,
+  tool: string,
+  args: unknown,
+  step: string | number | undefined,
+  maxDepth: number,
+): void {
+  writeByte(0x5b);
+  writeName("taskId", taskId);
+  writeByte(0x2c);
+  writeName("tool", tool);
+  writeByte(0x2c);
+  writeCanonical(args, "$.args", maxDepth);
+  if (step !== undefined) {
+    checkStep(step);
+    writeByte(0x2c);
+    writeCanonical(step, "$.step", maxDepth);
+  }
+  writeByte(0x5d);
 }
 
 /**
@@ -94,26 +131,38 @@ export function canonicalCallOf(
 ): string {
   let out = `[${name("taskId", taskId)},${name("tool", tool)},${argsText()}`;
   if (step !== undefined) {
-    if (typeof step !== "string" && typeof step !== "number") {
-      throw new TypeError(`options.step must be a string or a number, got ${typeof step}`);
-    }
+    checkStep(step);
     out += `,${canonicalizeAt(step, "$.step", maxDepth)}`;
   }
   return out + "]";
 }
 
-function name(field: string, value: unknown): string {
+function checkStep(step: unknown): void {
+  if (typeof step !== "string" && typeof step !== "number") {
+    throw new TypeError(`options.step must be a string or a number, got ${typeof step}`);
+  }
+}
+
+const LONE_IN_NAME = "string contains a lone surrogate, which UTF-8 cannot encode";
+
+/** taskId and tool: a non-empty, well-formed string. */
+function checkName(field: string, value: unknown): asserts value is string {
   if (typeof value !== "string" || value.length === 0) {
     const got = typeof value === "string" ? "an empty string" : value === null ? "null" : typeof value;
     throw new TypeError(`${field} must be a non-empty string, got ${got}`);
   }
-  if (!value.isWellFormed()) {
-    throw new CanonicalizationError(
-      `$.${field}`,
-      "string contains a lone surrogate, which UTF-8 cannot encode",
-    );
-  }
+  if (!value.isWellFormed()) throw new CanonicalizationError(`$.${field}`, LONE_IN_NAME);
+}
+
+function name(field: string, value: unknown): string {
+  checkName(field, value);
   return quotePlain(value) ?? JSON.stringify(value);
+}
+
+function writeName(field: string, value: unknown): void {
+  checkName(field, value);
+  // Well-formed, so writeQuoted does not throw.
+  writeQuoted(value, LONE_IN_NAME);
 }
 
 export function sha256Hex(text: string): string {

@@ -10,24 +10,36 @@ export interface Shape {
   readonly names: readonly string[];
   /** The same names in RFC 8785 order. */
   readonly sorted: readonly string[];
-  /** `{"name":` for each sorted name, when it is the first member written. */
-  readonly firstHeads: readonly string[];
-  /** `,"name":` for each sorted name, after another member. */
-  readonly heads: readonly string[];
+  /**
+   * `,"name":` for each sorted name in turn, in UTF-8: head i is `heads[headEnds[i - 1]]` (0 for the first) up to
+   * `heads[headEnds[i]]`; the first member written skips the comma and opens the object with `{` instead. Bytes,
+   * not strings: a head of 13 characters or more was a rope that every copy had to walk.
+   */
+  readonly heads: Uint8Array;
+  readonly headEnds: readonly number[];
+  /** Every name is ASCII (the writer decodes its output as Latin-1 while it is). */
+  readonly ascii: boolean;
   /** One of the names is `toJSON`, which JSON.stringify calls when it is a function. */
   readonly hasToJSON: boolean;
 }
 
 /**
- * A fixed table, so memory is bounded (SLOTS shapes of at most MAX_NAMES names) and a lookup allocates nothing.
- * Admission: a shape is cached on its second sighting in a row at its slot. Objects whose names are new every call
- * (maps keyed by ids) then never evict a useful shape and cost one probe and a reference store, where caching them
- * made such input 1.3-2x slower than not caching at all.
+ * A fixed table, so memory is bounded (2 x SLOTS shapes of at most MAX_NAMES names) and a lookup allocates nothing.
+ * Two ways per slot: with one, two shapes of one call that shared a slot (the 1 KB fixture's outer object and its
+ * address did) pushed each other out on every call, and missed forever.
+ *
+ * Admission: a shape is cached on its second sighting among the last two misses at its slot. Objects whose names
+ * are new every call (maps keyed by ids) then never evict a useful shape and cost a few probes and two reference
+ * stores, where caching them made such input 1.3-2x slower than not caching at all.
  */
-const SLOTS = 1024;
+const SLOTS = 512;
 const MAX_NAMES = 256;
-const shapes: (Shape | undefined)[] = new Array(SLOTS).fill(undefined);
-const seen: (readonly string[] | undefined)[] = new Array(SLOTS).fill(undefined);
+/** The shape admitted last at each slot, and the one before it. */
+const newer: (Shape | undefined)[] = new Array(SLOTS).fill(undefined);
+const older: (Shape | undefined)[] = new Array(SLOTS).fill(undefined);
+/** The names of the last two misses at each slot, newest first. */
+const missed: (readonly string[] | undefined)[] = new Array(SLOTS).fill(undefined);
+const missedBefore: (readonly string[] | undefined)[] = new Array(SLOTS).fill(undefined);
 
 /**
  * The cached shape of an object with these names (`Object.keys`, at least one), or `undefined` on a miss. The array
@@ -37,21 +49,36 @@ export function shapeOf(names: readonly string[]): Shape | undefined {
   const count = names.length;
   if (count > MAX_NAMES) return undefined;
   const slot = slotOf(names, count);
-  const shape = shapes[slot];
+  let shape = newer[slot];
   if (shape !== undefined && sameNames(shape.names, names, count)) return shape;
-  const candidate = seen[slot];
-  if (candidate !== undefined && sameNames(candidate, names, count)) {
-    seen[slot] = undefined;
-    const admitted = buildShape(names);
-    if (admitted !== undefined) shapes[slot] = admitted;
-    return admitted;
+  shape = older[slot];
+  if (shape !== undefined && sameNames(shape.names, names, count)) return shape;
+  const last = missed[slot];
+  if (last !== undefined && sameNames(last, names, count)) {
+    missed[slot] = undefined;
+    return admit(slot, names);
   }
-  seen[slot] = names;
+  const before = missedBefore[slot];
+  if (before !== undefined && sameNames(before, names, count)) {
+    missedBefore[slot] = undefined;
+    return admit(slot, names);
+  }
+  missedBefore[slot] = last;
+  missed[slot] = names;
   return undefined;
 }
 
-/** Mixes the count with the length and edge characters of the first, middle and last names. */
-function slotOf(names: readonly string[], count: number): number {
+function admit(slot: number, names: readonly string[]): Shape | undefined {
+  const shape = buildShape(names);
+  if (shape !== undefined) {
+    older[slot] = newer[slot];
+    newer[slot] = shape;
+  }
+  return shape;
+}
+
+/** Mixes the count with the length and edge characters of the first, middle and last names (exported for tests). */
+export function slotOf(names: readonly string[], count: number): number {
   const first = names[0]!;
   const middle = names[count >> 1]!;
   const last = names[count - 1]!;
@@ -69,6 +96,8 @@ function sameNames(a: readonly string[], b: readonly string[], count: number): b
   return true;
 }
 
+const encoder = new TextEncoder();
+
 /**
  * `undefined` when a name needs an escape or a check: such shapes stay on the uncached path, which writes them (and
  * reports a lone surrogate at the right member) exactly as before.
@@ -76,17 +105,21 @@ function sameNames(a: readonly string[], b: readonly string[], count: number): b
 function buildShape(names: readonly string[]): Shape | undefined {
   const sorted = names.slice();
   sortNames(sorted);
-  const firstHeads: string[] = [];
-  const heads: string[] = [];
+  let text = "";
+  let end = 0;
+  const headEnds: number[] = [];
   let hasToJSON = false;
   for (const name of sorted) {
     const quoted = quotePlain(name);
     if (quoted === undefined) return undefined;
-    firstHeads.push("{" + quoted + ":");
-    heads.push("," + quoted + ":");
+    const head = "," + quoted + ":";
+    text += head;
+    end += Buffer.byteLength(head);
+    headEnds.push(end);
     if (name === "toJSON") hasToJSON = true;
   }
-  return { names, sorted, firstHeads, heads, hasToJSON };
+  const heads = encoder.encode(text);
+  return { names, sorted, heads, headEnds, ascii: heads.length === text.length, hasToJSON };
 }
 
 /**

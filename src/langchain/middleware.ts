@@ -1,21 +1,19 @@
-import { ToolMessage } from "@langchain/core/messages";
-import { createMiddleware } from "langchain";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
-import { Effect, type Harness } from "../harness/types.js";
+import { Effect, type Harness, type ToolPolicy } from "../harness/types.js";
 import { calls } from "../langgraph/context.js";
 import { defaultTaskId } from "../langgraph/task-id.js";
+import { importPeer } from "../peer/import-peer.js";
 
-/** How one tool's calls are keyed and repeated. */
-export interface ToolPolicy {
-  /** How the tool's side effect behaves when repeated; see `Effect`. */
-  effect: Effect;
-  /**
-   * The natural identity of a call, as `defineTool`'s `identity`.
-   * @default all the arguments
-   */
-  identity?: (args: unknown) => unknown;
-}
+const { ToolMessage } = await importPeer(
+  "idemkey/langchain",
+  "@langchain/core",
+  () => import("@langchain/core/messages"),
+);
+type ToolMessage = InstanceType<typeof ToolMessage>;
+const { createMiddleware } = await importPeer("idemkey/langchain", "langchain", () => import("langchain"));
+
+export type { ToolPolicy };
 
 export interface IdempotencyMiddlewareOptions {
   /**

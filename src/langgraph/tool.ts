@@ -1,11 +1,22 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { type StructuredToolInterface, tool } from "@langchain/core/tools";
-import { interrupt } from "@langchain/langgraph";
+import type { StructuredToolInterface } from "@langchain/core/tools";
 import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { defineTool } from "../harness/define-tool.js";
 import type { Effect, Harness } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
 import { calls } from "./context.js";
 import { resolveTaskId } from "./task-id.js";
+
+const { tool } = await importPeer(
+  "idemkey/langgraph",
+  "@langchain/core",
+  () => import("@langchain/core/tools"),
+);
+const { interrupt } = await importPeer(
+  "idemkey/langgraph",
+  "@langchain/langgraph",
+  () => import("@langchain/langgraph"),
+);
 
 /** How a wrapped tool's calls are keyed, repeated and approved. */
 export interface IdempotentToolOptions<A = unknown> {

@@ -1,8 +1,10 @@
-import { createTool } from "@mastra/core/tools";
 import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { defineTool } from "../harness/define-tool.js";
 import type { Effect, Harness } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
 import { calls } from "./context.js";
+
+const { createTool } = await importPeer("idemkey/mastra", "@mastra/core", () => import("@mastra/core/tools"));
 
 /** What a wrapped tool's `execute` reads of Mastra's execution context. */
 interface MastraContext {

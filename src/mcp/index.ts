@@ -1,21 +1,23 @@
+// One subpath, two sides: client/ wraps a connected client's tools for the harness, server/ dedupes a server's
+// handlers; meta.ts (the _meta field names) and types.ts (the result shapes) are the wire both sides speak.
 export {
   type McpArguments,
   type McpCallClient,
   type McpCallParams,
   type McpToolOptions,
   mcpTool,
-} from "./client-tool.js";
-export { type McpDedupe, mcpDedupe } from "./dedupe.js";
-export type { McpDedupeOptions, McpHandlerExtra } from "./dedupe-options.js";
-export { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
+} from "./client/client-tool.js";
 export {
   annotatedEffect,
   type McpListClient,
   type McpListedTool,
   type McpToolsOptions,
   mcpTools,
-} from "./list-tools.js";
+} from "./client/list-tools.js";
+export { McpToolError } from "./client/tool-error.js";
 export { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
-export { idempotencyKeyOf } from "./read-key.js";
-export { McpToolError } from "./tool-error.js";
+export { type McpDedupe, mcpDedupe } from "./server/dedupe.js";
+export type { McpDedupeOptions, McpErrorEvent, McpHandlerExtra } from "./server/dedupe-options.js";
+export { InvalidIdempotencyKeyError } from "./server/invalid-key-error.js";
+export { idempotencyKeyOf } from "./server/read-key.js";
 export type { McpCallToolResult, McpContent, McpToolAnnotations, McpToolDefinition } from "./types.js";

@@ -14,6 +14,8 @@ export interface DatabaseSync {
   prepare(sql: string): StatementSync;
   close(): void;
   readonly isOpen?: boolean;
+  /** Whether a transaction is open (Node.js 22.16 and later). */
+  readonly isTransaction?: boolean;
 }
 
 export interface NodeSqlite {

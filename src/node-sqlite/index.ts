@@ -1,2 +1,3 @@
+export { nodeSqliteDriver } from "./description.js";
 export type { DatabaseSync } from "./driver.js";
 export { type NodeSqliteStoreOptions, nodeSqliteStore } from "./store.js";

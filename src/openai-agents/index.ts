@@ -1,2 +1,2 @@
 export { idemkeyContext } from "./context.js";
-export { type IdempotencyOptions, idempotentTool } from "./tool.js";
+export { type IdempotencyOptions, idempotentTool, type OpenAIIdempotentToolOptions } from "./tool.js";

@@ -12,17 +12,15 @@ import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 import { attach } from "./context.js";
 
-const { tool } = await importPeer(
-  "idemkey/openai-agents",
-  "@openai/agents",
-  "^0.20",
-  () => import("@openai/agents"),
-);
+const { tool } = await importPeer("idemkey/openai-agents", "@openai/agents", () => import("@openai/agents"));
 
 type Details = Parameters<FunctionTool["invoke"]>[2];
 
-/** What `idempotentTool` takes besides the SDK's own `tool()` options. */
-export interface IdempotencyOptions<TParameters extends ToolInputParameters, Context> {
+/**
+ * What `idempotentTool` takes besides the SDK's own `tool()` options. Named with its framework, since LangGraph's
+ * `idempotentTool` takes other options.
+ */
+export interface OpenAIIdempotentToolOptions<TParameters extends ToolInputParameters, Context> {
   /** How the tool's side effect behaves when repeated; see `Effect`. */
   effect: Effect;
   /**
@@ -41,6 +39,15 @@ export interface IdempotencyOptions<TParameters extends ToolInputParameters, Con
    */
   identity?: (input: ToolExecuteArgument<TParameters>) => unknown;
 }
+
+/**
+ * @deprecated Named `OpenAIIdempotentToolOptions` now: `IdempotencyOptions` is the HTTP middleware's, and
+ * `IdempotentToolOptions` LangGraph's `idempotentTool`'s.
+ */
+export type IdempotencyOptions<
+  TParameters extends ToolInputParameters,
+  Context,
+> = OpenAIIdempotentToolOptions<TParameters, Context>;
 
 /**
  * The SDK's `tool()`, with `execute` run through `harness.call` under a key derived from the task id, the tool's
@@ -70,7 +77,8 @@ export function idempotentTool<
   TOutputSchema extends ToolOutputSchema | undefined = undefined,
 >(
   harness: Harness,
-  options: ToolOptions<TParameters, Context, TOutputSchema> & IdempotencyOptions<TParameters, Context>,
+  options: ToolOptions<TParameters, Context, TOutputSchema> &
+    OpenAIIdempotentToolOptions<TParameters, Context>,
 ): ReturnType<typeof tool<TParameters, Context, Result, TOutputSchema>> {
   if (typeof harness !== "object" || harness === null || typeof harness.call !== "function") {
     throw new TypeError("harness must be a harness made by createHarness()");

@@ -1,5 +1,6 @@
-import { type Attributes, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { Attributes } from "@opentelemetry/api";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
+import { context, SpanKind, SpanStatusCode, trace } from "./api.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
 

@@ -1,19 +1,11 @@
-import {
-  type Attributes,
-  type Context,
-  context,
-  createContextKey,
-  propagation,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-} from "@opentelemetry/api";
+import type { Attributes, Context, Span } from "@opentelemetry/api";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { createHarness } from "../harness/create-harness.js";
 import { defineTool, isTool } from "../harness/define-tool.js";
 import type { HarnessOptions } from "../harness/options.js";
 import type { CallOptions, Harness, HarnessEvent, Tool } from "../harness/types.js";
+import { context, createContextKey, propagation, SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, KEY_BAGGAGE, Outcome } from "./attributes.js";
 import { type Instruments, instruments, type TelemetryOptions } from "./instruments.js";
 

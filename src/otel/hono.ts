@@ -1,5 +1,6 @@
-import { type Attributes, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import type { Attributes } from "@opentelemetry/api";
 import type { Context, MiddlewareHandler, Next } from "hono";
+import { SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
 

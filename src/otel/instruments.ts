@@ -1,4 +1,5 @@
-import { type Meter, type MeterProvider, metrics, type TracerProvider, trace } from "@opentelemetry/api";
+import type { Meter, MeterProvider, TracerProvider } from "@opentelemetry/api";
+import { metrics, trace } from "./api.js";
 import { SCOPE } from "./attributes.js";
 
 /** Where `idemkey/otel` sends its spans and metrics. */

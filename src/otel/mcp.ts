@@ -1,8 +1,9 @@
-import { type Attributes, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import type { McpDedupe } from "../mcp/dedupe.js";
-import type { McpHandlerExtra } from "../mcp/dedupe-options.js";
+import type { Attributes } from "@opentelemetry/api";
 import { REFUSAL_META, REPLAYED_META, Refusal } from "../mcp/meta.js";
-import { idempotencyKeyOf } from "../mcp/read-key.js";
+import type { McpDedupe } from "../mcp/server/dedupe.js";
+import type { McpHandlerExtra } from "../mcp/server/dedupe-options.js";
+import { idempotencyKeyOf } from "../mcp/server/read-key.js";
+import { SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
 

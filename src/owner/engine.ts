@@ -1,10 +1,11 @@
 import { claimKey } from "../claim/claim.js";
 import type { Claim } from "../claim/types.js";
+import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
-import { sha256Hex } from "../key/idempotency-key.js";
-import { nextTurn } from "../store/yield.js";
+import { type PurgeOptions, purgeExpired } from "../store/purge.js";
+import { StorePrefix, scopedKey } from "../store/scoped-key.js";
 import { type RequestBody, requestFingerprint } from "./fingerprint.js";
-import { parseKeyHeader } from "./key-header.js";
+import { KEY_HEADER_RULE, parseKeyHeader } from "./key-header.js";
 import { type Lock, startLock } from "./lock.js";
 import { type IdempotencyOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { type OwnerResponse, ProblemType, SHOULD_RETRY } from "./problem.js";
@@ -37,10 +38,7 @@ export type Decision =
   /** This request holds the key: run the handler, then `lock.finish` with its response. */
   | { readonly action: "run"; readonly lock: Lock };
 
-export interface PurgeOptions {
-  /** How many expired records one store call removes. @default 1000 */
-  batchSize?: number;
-}
+export type { PurgeOptions };
 
 /** What `screen` needs: the parts of a request known before its body is read. */
 export type RequestHead = Pick<EngineRequest<unknown>, "method" | "keyFields" | "contentLength">;
@@ -93,12 +91,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
           ),
         );
       }
-      return respond(
-        problem(
-          ProblemType.keyInvalid,
-          `${header.detail} Send one key of 1 to 255 printable ASCII characters, bare or as a quoted string.`,
-        ),
-      );
+      return respond(problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`));
     }
     const length = request.contentLength === undefined ? Number.NaN : Number(request.contentLength);
     if (length > maxBodyBytes) return tooLarge();
@@ -167,6 +160,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
           data,
           saveBudgetMs: resolved.saveRetryMs,
           onRenewError: (error) => reportPhase("renew", error, scope, key),
+          onLost: () => reportPhase("renew", new LeaseLostError(key), scope, key),
         });
       } catch (error) {
         report(error, scope, key);
@@ -231,20 +225,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
       };
     },
 
-    async purge({ batchSize = 1000 }: PurgeOptions = {}) {
-      if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-        throw new TypeError(`options.batchSize must be a positive integer, got ${String(batchSize)}`);
-      }
-      let total = 0;
-      for (;;) {
-        const removed = await store.purge({ limit: batchSize });
-        total += removed;
-        // A synchronous store answers without a turn of the event loop: without one here the server froze for
-        // the whole purge (3.1 s for 500k records on SQLite).
-        await nextTurn();
-        if (removed < batchSize) return total;
-      }
-    },
+    purge: (options) => purgeExpired(store, options),
   };
 
   function report(error: unknown, scope: string, key: string): void {
@@ -268,15 +249,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
     } finally {
       hold.stop();
     }
-    report(
-      new OutcomeUnknownError(
-        key,
-        `A retry took over the Idempotency-Key ${JSON.stringify(key)} after its lease ran out: the handler of the ` +
-          "request that held it may have run, so it is not run again (rerunAfterTakeover: false)",
-      ),
-      scope,
-      key,
-    );
+    report(new OutcomeUnknownError({ key, by: "takeover" }), scope, key);
     return respond(outcomeUnknown());
   }
 
@@ -301,9 +274,9 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
   }
 }
 
-/** The record's identity is (scope, key); JSON keeps the pair unambiguous and the hash bounds its length. */
+/** The middleware's store key of (scope, key): `scopedKey` under the `http:` namespace. */
 export function storeKey(scope: string, key: string): string {
-  return `http:${sha256Hex(JSON.stringify([scope, key]))}`;
+  return scopedKey(StorePrefix.http, scope, key);
 }
 
 function respond(response: OwnerResponse): Decision {

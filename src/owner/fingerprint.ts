@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 import { exactJsonText, exactJsonValue, type JsonRefusal, NOT_JSON } from "./exact-json.js";
 
 /**
@@ -35,21 +35,25 @@ export function requestFingerprint(
 ): Fingerprint {
   const form = bodyForm(contentType, body);
   if ("refused" in form) return form;
-  const hash = createHash("sha256");
-  const field = (bytes: Uint8Array) => {
-    hash.update(`${bytes.byteLength}:`);
-    hash.update(bytes);
-    hash.update(",");
-  };
-  field(encoder.encode("idemkey-http-v2"));
-  field(encoder.encode(method.toUpperCase()));
-  field(encoder.encode(target));
-  field(encoder.encode(form.kind));
-  field(form.bytes);
-  return { fingerprint: hash.digest("hex") };
+  // The framing as one string, hashed in one call when the body is text too: the same bytes as framing each field
+  // in turn, without an encoder call and three hash updates per field (measured: a fifth of the engine's time).
+  const head = `${frame(TAG)}${frame(method.toUpperCase())}${frame(target)}${frame(form.kind)}`;
+  if (typeof form.body === "string")
+    return { fingerprint: hash("sha256", `${head}${frame(form.body)}`, "hex") };
+  const digest = createHash("sha256").update(head);
+  digest.update(`${form.body.byteLength}:`).update(form.body).update(",");
+  return { fingerprint: digest.digest("hex") };
 }
 
-type Form = { kind: "json" | "raw"; bytes: Uint8Array } | { refused: JsonRefusal };
+const TAG = "idemkey-http-v2";
+
+/** `<byte length>:<text>,` for a text field. */
+function frame(text: string): string {
+  return `${Buffer.byteLength(text)}:${text},`;
+}
+
+/** What is hashed of the body: text (JSON in its exact form) or the raw bytes. */
+type Form = { kind: "json" | "raw"; body: string | Uint8Array } | { refused: JsonRefusal };
 
 function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { tooLarge: true }>): Form {
   if ("parsed" in body) {
@@ -62,7 +66,7 @@ function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { 
     if (exact === undefined)
       throw new TypeError("the parsed request body cannot be put in canonical JSON form");
     if (typeof exact !== "string") return { refused: exact };
-    return { kind: "json", bytes: encoder.encode(exact) };
+    return { kind: "json", body: exact };
   }
   if (contentType !== undefined && JSON_TYPE.test(contentType) && body.bytes.byteLength > 0) {
     let text: string | undefined;
@@ -72,7 +76,7 @@ function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { 
       // Not UTF-8, so not JSON: the raw bytes below.
     }
     const exact = text === undefined ? NOT_JSON : exactJsonText(text);
-    if (typeof exact === "string") return { kind: "json", bytes: encoder.encode(exact) };
+    if (typeof exact === "string") return { kind: "json", body: exact };
     // Refused rather than hashed as bytes: Express's and Fastify's parsers answer 400 to it before the middleware
     // runs, so on Hono, where the handler would parse it, it gets the same 400 instead of the handler's error.
     if (exact === NOT_JSON) {
@@ -82,5 +86,5 @@ function bodyForm(contentType: string | undefined, body: Exclude<RequestBody, { 
     }
     return { refused: exact };
   }
-  return { kind: "raw", bytes: body.bytes };
+  return { kind: "raw", body: body.bytes };
 }

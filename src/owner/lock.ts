@@ -32,39 +32,37 @@ export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: st
   const { retentionMs, onError } = options;
   let finished = false;
 
-  const report = (phase: "renew" | "save" | "release", error: unknown) => {
+  const report = (phase: "save" | "release", error: unknown) => {
     try {
       onError({ error, phase, scope, key });
     } catch {
       // A failing error hook must not turn a finished request into an unhandled rejection.
     }
   };
-  // The claim layer renews the lease; a renewal that finds the key taken over is the lost signal.
-  hold.lost.addEventListener("abort", () => {
-    if (!finished) report("renew", new LeaseLostError(key));
-  });
+  // The claim layer renews the lease; a renewal that finds the key taken over is reported by the engine (the
+  // claim's `onLost`), not through a listener on `hold.lost`, which would cost an AbortController per request.
 
-  const complete = async (result: string) => {
+  const complete = (result: string) =>
     // The save-retry rule: retried with backoff under a renewed lease. The response waits for the first try only;
     // later tries go on in the background, so that an outage delays no client beyond one store round trip.
-    let firstFailed!: () => void;
-    const failedOnce = new Promise<void>((resolve) => {
-      firstFailed = resolve;
+    new Promise<void>((answered) => {
+      hold
+        .save(
+          { state: "completed", token: null, leaseMs: null, result, ttlMs: retentionMs },
+          { onRetry: () => answered() },
+        )
+        .then(
+          (saved) => {
+            if (!saved && !hold.lost.aborted) report("save", new LeaseLostError(key));
+            answered();
+          },
+          (error: unknown) => {
+            // Given up: the key stays locked (pending), so a retry after the lease is answered outcome-unknown.
+            report("save", error);
+            answered();
+          },
+        );
     });
-    const saving = hold
-      .save(
-        { state: "completed", token: null, leaseMs: null, result, ttlMs: retentionMs },
-        { onRetry: () => firstFailed() },
-      )
-      .then(
-        (saved) => {
-          if (!saved && !hold.lost.aborted) report("save", new LeaseLostError(key));
-        },
-        // Given up: the key stays locked (pending), so a retry after the lease is answered outcome-unknown.
-        (error: unknown) => report("save", error),
-      );
-    await Promise.race([saving, failedOnce]);
-  };
 
   return {
     scope,

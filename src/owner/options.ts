@@ -1,3 +1,6 @@
+import { describe, describeThrown } from "../options/describe.js";
+import { numberOption } from "../options/number-option.js";
+import { reporter } from "../options/report.js";
 import type { Store } from "../store/types.js";
 import { type Problem, problems } from "./problem.js";
 
@@ -65,7 +68,7 @@ export interface IdempotencyOptions<Req> {
   leaseMs?: number;
   /**
    * How long a saved response is kept and replayed, in milliseconds, from when it was saved. After it the key is
-   * free again: the same request runs the handler again. Purge expired records with `purge()`.
+   * free again: the same request runs the handler again. Purge expired records with `purge({ batchSize })`.
    * @default 86_400_000 (24 hours)
    */
   retentionMs?: number;
@@ -133,8 +136,9 @@ export interface IdempotencyOptions<Req> {
   retryAfterSeconds?: number;
   /**
    * Told about failures that happen once the answer is decided: a store error (the client got a 503, or its
-   * response was sent but not saved), a lease lost to another request, a response too large to save.
-   * @default logs with console.error
+   * response was sent but not saved), a lease lost to another request, a response too large to save. As in every
+   * idemkey module (see `options/report.ts`), a hook that throws, or no hook, gives an `IdemkeyWarning` instead.
+   * @default a process warning of type `IdemkeyWarning`
    */
   onError?: (event: IdempotencyErrorEvent) => void;
 }
@@ -240,12 +244,9 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
     retryAfterSeconds: positiveInteger("retryAfterSeconds", retryAfterSeconds, 1),
     rerunAfterTakeover: rerunAfterTakeover ?? false,
     saveRetryMs: positiveInteger("saveRetryMs", saveRetryMs, 2 * lease),
-    onError: onError ?? logError,
+    onError: reporter(onError, "onError", errorText),
   };
 }
-
-const describe = (value: unknown) =>
-  typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
 
 /** A URI for a problem's `type` or a `Link`: absolute, and with nothing that would break the header. */
 function absoluteUrl(name: string, value: unknown): string | undefined {
@@ -258,13 +259,9 @@ function absoluteUrl(name: string, value: unknown): string | undefined {
   return value;
 }
 
-function positiveInteger(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1) {
-    throw new TypeError(`options.${name} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
+// Whole milliseconds, bytes and seconds: they go into headers and SQL as integers.
+const positiveInteger = (name: string, value: unknown, fallback: number) =>
+  numberOption(`options.${name}`, value, fallback, { integer: true, min: 1 });
 
 function nameList(name: string, value: unknown, nonEmpty: boolean): string[] {
   if (!Array.isArray(value) || (nonEmpty && value.length === 0)) {
@@ -280,9 +277,6 @@ function nameList(name: string, value: unknown, nonEmpty: boolean): string[] {
   });
 }
 
-function logError({ error, phase, scope, key }: IdempotencyErrorEvent): void {
-  console.error(
-    `idemkey: ${phase} failed for Idempotency-Key ${JSON.stringify(key)} (scope ${JSON.stringify(scope)})`,
-    error,
-  );
+function errorText({ error, phase, scope, key }: IdempotencyErrorEvent): string {
+  return `${phase} failed for Idempotency-Key ${JSON.stringify(key)} (scope ${JSON.stringify(scope)}): ${describeThrown(error)}`;
 }

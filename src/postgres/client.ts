@@ -1,4 +1,5 @@
 import { guardStore } from "../store/guard.js";
+import { postgresDriver } from "./description.js";
 
 /**
  * The one method the store needs: a `pg.Pool`, a `pg.Client`, PGlite, or any client with the same shape. Values are
@@ -26,5 +27,5 @@ export { checkIdentifier } from "../store/identifier.js";
 
 /** `guardStore` for PostgreSQL. */
 export function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
-  return guardStore("postgres", operation, key, run);
+  return guardStore(postgresDriver, operation, key, run);
 }

@@ -110,11 +110,7 @@ export async function effectOnce<C extends PoolClientLike, T>(
       await rollback(); // nothing was written
       const row = rows[0] as { fingerprint: string | null; result: string | null };
       if (row.fingerprint !== fingerprint) {
-        throw new IdempotencyConflictError(
-          key,
-          `key "${key}" was already used with another fingerprint: the request differs from the one first made ` +
-            `with this key; use a new key for a new request`,
-        );
+        throw new IdempotencyConflictError({ key });
       }
       return { result: row.result === null ? undefined : JSON.parse(row.result), replayed: true };
     }
@@ -155,14 +151,15 @@ interface EventSource {
 }
 
 function lost(key: string, what: string, cause: unknown): StoreError {
-  return new StoreError(
-    "postgres",
-    "effectOnce",
+  return new StoreError({
+    store: "postgres",
+    operation: "effectOnce",
     key,
-    `effectOnce: the connection to PostgreSQL failed ${what}. Call again with the same key: it replays the saved ` +
-      `result if the effect committed and runs it if not. (${(cause as Error)?.message ?? String(cause)})`,
-    { cause },
-  );
+    reason: "connection-lost",
+    during: what,
+    server: "PostgreSQL",
+    cause,
+  });
 }
 
 function ensureTable(pool: object, client: PoolClientLike, schema: string, table: string, t: string) {

@@ -1,3 +1,4 @@
 export type { PoolClientLike, PoolLike, Queryable } from "./client.js";
+export { postgresDriver } from "./description.js";
 export { effectOnce, type PostgresEffectOnceOptions, type PostgresEffectOnceResult } from "./effect-once.js";
 export { type PostgresStoreOptions, postgresStore } from "./store.js";

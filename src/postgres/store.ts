@@ -2,7 +2,10 @@ import { createHash } from "node:crypto";
 import { StoreError } from "../errors/store-error.js";
 import { keyRange } from "../store/range.js";
 import { decideClaim, resent } from "../store/record.js";
+import { sinceMs } from "../store/since.js";
 import type {
+  Changes,
+  ChangesQuery,
   ClaimInput,
   ClaimResult,
   Expect,
@@ -93,6 +96,11 @@ interface Row {
   created_at: string | number | bigint;
   updated_at: string | number | bigint;
   expires_at: string | number | bigint;
+  /** The claim's read only: its instant. */
+  read_now?: string | number | bigint;
+  /** `changes()` only: its instant and live count, on every row. */
+  changes_now?: string | number | bigint;
+  changes_live?: string | number | bigint;
 }
 
 /** bigint columns come back as strings from `pg` (and as numbers or bigints from other clients). */
@@ -110,6 +118,18 @@ const toRecord = (row: Row): StoreRecord => ({
   expiresAt: Number(row.expires_at),
 });
 
+/** A claim's input as one row `i`, its parameters in the order both claim statements pass them. */
+const CLAIM_INPUT = `SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
+  $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, ${serverNow("$8")} AS now`;
+
+/** A new record's columns (COLUMNS order) from the row `i`. */
+const NEW_RECORD = `SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL,
+  data, now, now, now + ttl_ms`;
+
+/** Claims read first once this many of the recent ones met a record (of at most MET_MAX remembered). */
+const READ_FIRST = 4;
+const MET_MAX = 8;
+
 /** A claim that lost an insert race sees nothing in its snapshot; the next statement sees the winner. */
 const CLAIM_ATTEMPTS = 5;
 
@@ -124,6 +144,22 @@ const CLAIM_ATTEMPTS = 5;
  * @example
  * const store = postgresStore(new pg.Pool({ connectionString: process.env.DATABASE_URL }));
  */
+/**
+ * The answer to a claim that meets `record` and leaves it as it is (a replay, a conflict, a key running elsewhere, or
+ * this very claim resent), or undefined when the claim must write: the record expired, or its lease lapsed for a
+ * takeover by the same request. Both the plain read and claimFast's snapshot decide through it.
+ */
+function answerAsIs(key: string, record: StoreRecord, input: ClaimInput, now: number) {
+  const lapsed =
+    record.state === "pending" &&
+    record.leaseUntil !== null &&
+    record.leaseUntil <= now &&
+    record.fingerprint === input.fingerprint;
+  if (record.expiresAt <= now || lapsed) return undefined;
+  // What stays is answered as the rule says: `exists`, or for this very claim resent, its first answer.
+  return decideClaim(key, record, input, now);
+}
+
 export function postgresStore(client: Queryable, options: PostgresStoreOptions = {}): Store {
   if (typeof (client as Queryable | null)?.query !== "function") {
     throw new TypeError("postgresStore: client must be a pg.Pool or another client with query(text, values)");
@@ -143,6 +179,11 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
   /** The `now` a statement is given: null lets the server's clock decide; the `clock` option (tests) otherwise. */
   const given = () => (clock ? clock() : null);
   const names = new Map<string, string>();
+  /** How many of the recent claims met a record, 0 to MET_MAX: at READ_FIRST or more, claims read first. */
+  let met = 0;
+  const saw = (record: boolean) => {
+    met = record ? Math.min(met + 1, MET_MAX) : Math.max(met - 1, 0);
+  };
   const run = async (sql: string, values: unknown[]) => {
     if (!prepared) return (await client.query(sql, values)) as { rows: Row[]; rowCount: number | null };
     // One name per distinct text: the table's name is in the text, so two stores never share a statement.
@@ -165,10 +206,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
   ): Promise<ClaimResult | undefined> => {
     const state = input.state ?? "pending";
     const { rows } = await run(
-      `WITH i AS (
-         SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
-                $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, ${serverNow("$8")} AS now
-       ), cur AS (
+      `WITH i AS (${CLAIM_INPUT}), cur AS (
          SELECT r.* FROM ${t} r, i WHERE r.key = i.key
        ), old AS (
          -- Only a record this claim may replace is locked: a row lock writes WAL, and a replay of a completed
@@ -193,9 +231,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
            AND old.lease_until <= i.now AND old.fingerprint = i.fingerprint))
          RETURNING r.*
        ), inserted AS (
-         INSERT INTO ${t} (${COLUMNS})
-         SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL, data,
-                now, now, now + ttl_ms
+         INSERT INTO ${t} (${COLUMNS}) ${NEW_RECORD}
          FROM i WHERE NOT EXISTS (SELECT 1 FROM cur)
          ON CONFLICT (key) DO NOTHING
          RETURNING *
@@ -232,20 +268,74 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
       : { status: "taken_over", record: toRecord(replaced), previous };
   };
 
+  /**
+   * The common cases in one cheap statement: a new key is inserted (`ON CONFLICT DO NOTHING`, as a hand-written
+   * claim would), and a live record that stays as it is (a replay, a conflict, a key running elsewhere) is read
+   * from the same snapshot and locks nothing. `undefined` leaves the rest (an expired record to replace, a lapsed
+   * lease to take over, an insert race) to `claimOnce`.
+   */
+  const claimFast = async (key: string, input: ClaimInput, given: number | null) => {
+    const state = input.state ?? "pending";
+    const { rows } = await run(
+      // The insert only when the snapshot has no row: a replay then skips the conflict check (7% of its cost).
+      `WITH i AS (${CLAIM_INPUT}), cur AS (
+         SELECT ${COLUMNS} FROM ${t} WHERE key = $1
+       ), inserted AS (
+         INSERT INTO ${t} (${COLUMNS}) ${NEW_RECORD} FROM i WHERE NOT EXISTS (SELECT 1 FROM cur)
+         ON CONFLICT (key) DO NOTHING
+         RETURNING *
+       )
+       SELECT 'inserted' AS source, ${COLUMNS} FROM inserted
+       UNION ALL SELECT 'cur', ${COLUMNS} FROM cur
+       UNION ALL SELECT 'now', ${NOW_ROW} FROM i`,
+      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, given],
+    );
+    const inserted = rows.find((r) => r.source === "inserted");
+    const cur = rows.find((r) => r.source === "cur");
+    if (inserted || cur) saw(cur !== undefined);
+    if (inserted) return { status: "claimed", record: toRecord(inserted) } as const;
+    if (!cur) return undefined;
+    const now = Number(rows.find((r) => r.source === "now")!.created_at);
+    const record = toRecord(cur);
+    return answerAsIs(key, record, input, now);
+  };
+
+  /**
+   * A claim of a key that holds a live record which stays as it is (a replay, a conflict, a key running elsewhere)
+   * answered from a plain read, the cheapest statement there is: claimFast's insert, even when it inserts nothing,
+   * costs a replay about 15 µs (store.claim 48.6 against 33.7 µs p50 for a bare SELECT of the row, side by side).
+   * `found: false` when there is no record; `result` undefined when the claim must write (claimOnce decides).
+   */
+  const claimRead = async (key: string, input: ClaimInput, given: number | null) => {
+    const { rows } = await run(`SELECT ${COLUMNS}, ${serverNow("$2")} AS read_now FROM ${t} WHERE key = $1`, [
+      key,
+      given,
+    ]);
+    const row = rows[0];
+    saw(row !== undefined);
+    if (row === undefined) return { found: false } as const;
+    const now = Number(row.read_now);
+    const record = toRecord(row);
+    return { found: true, result: answerAsIs(key, record, input, now) } as const;
+  };
+
   return {
     claim: (key, input) =>
       guard("claim", key, async () => {
         await ready();
+        // Read first while recent claims met records (replays), insert first while they made new ones: the same
+        // decision either way, and the order that costs the common case one statement. Read first, a new key
+        // pays one more read (+51 µs p50 on 531, measured); insert first, a replay pays the insert (+15 µs).
+        const read = met >= READ_FIRST ? await claimRead(key, input, given()) : ({ found: false } as const);
+        if (read.result) return read.result;
+        // No record when it read (or it did not read): insert it, or see the one a racing claim just inserted.
+        const fast = read.found ? undefined : await claimFast(key, input, given());
+        if (fast) return fast;
         for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
           const result = await claimOnce(key, input, clock ? clock() : null);
           if (result) return result;
         }
-        throw new StoreError(
-          "postgres",
-          "claim",
-          key,
-          `postgres store: claim of key ${JSON.stringify(key)} kept losing races with concurrent deletes; try again`,
-        );
+        throw new StoreError({ store: "postgres", operation: "claim", key, reason: "contention" });
       }),
     get: (key) =>
       guard("get", key, async () => {
@@ -301,26 +391,53 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     list: (query: ListQuery = {}) =>
       guard("list", undefined, async () => {
         await ready();
-        // One statement per combination of bounds, written out so that the primary key is seeked: with
-        // `($4::text IS NULL OR key > $4)` a prepared (generic) plan cannot use the bound at all.
-        const { lower, upper } = keyRange(query.prefix, query.after);
         const values: unknown[] = [given()];
         const param = (value: unknown, type: string) => {
           values.push(value);
           return `$${values.length}::${type}`;
         };
-        let where = `expires_at > ${serverNow("$1")}`;
-        if (lower) where += ` AND key ${lower.inclusive ? ">=" : ">"} ${param(lower.key, "text")}`;
-        if (upper !== undefined) where += ` AND key < ${param(upper, "text")}`;
-        if (query.prefix !== undefined && query.prefix !== "") {
-          where += ` AND starts_with(key, ${param(query.prefix, "text")})`;
-        }
+        let where = `expires_at > ${serverNow("$1")}${keyBounds(query.prefix, query.after, param)}`;
         if (query.state !== undefined) where += ` AND state = ${param(query.state, "text")}`;
         const { rows } = await run(
           `SELECT ${COLUMNS} FROM ${t} WHERE ${where} ORDER BY key LIMIT ${param(query.limit ?? 100, "integer")}`,
           values,
         );
         return rows.map(toRecord);
+      }),
+    changes: (query: ChangesQuery) =>
+      guard("changes", undefined, async () => {
+        await ready();
+        const values: unknown[] = [given(), sinceMs(query.since), query.limit ?? 100];
+        const param = (value: unknown, type: string) => {
+          values.push(value);
+          return `$${values.length}::${type}`;
+        };
+        const range = keyBounds(query.prefix, undefined, param);
+        // One statement, so one snapshot and one statement_timestamp() for the count, the rows and `now`. Both
+        // walk the prefix's range of the primary key, which the planner seeks or, for a prefix that is most of
+        // the table, scans: liveness is a FILTER and an IS TRUE, never an index condition, because with
+        // `expires_at > now` the planner took the expires_at index and walked every live record of the table
+        // (25 ms where the prefix's 10,000 of 110,000 took 6). No index on updated_at: every write would pay for
+        // it, and every update would stop being HOT (updated_at changes on each one), for a walk of 5 ms per
+        // 10,000 records a watcher makes once a second. The LEFT JOIN keeps the row of `now` and the count when
+        // no record changed.
+        const { rows } = await run(
+          `WITH i AS (SELECT ${serverNow("$1")} AS now),
+           c AS (SELECT count(*) FILTER (WHERE expires_at > i.now) AS live FROM ${t}, i WHERE true${range})
+           SELECT i.now AS changes_now, c.live AS changes_live, r.* FROM i CROSS JOIN c LEFT JOIN LATERAL (
+             SELECT ${COLUMNS} FROM ${t} WHERE (expires_at > i.now) IS TRUE${range} AND updated_at >= $2::bigint
+             ORDER BY key LIMIT $3::integer
+           ) r ON true
+           ORDER BY r.key`,
+          values,
+        );
+        const first = rows[0]!;
+        const changes: Changes = {
+          records: first.key === null ? [] : rows.map(toRecord),
+          live: Number(first.changes_live),
+          now: Number(first.changes_now),
+        };
+        return changes;
       }),
     purge: ({ limit = 1000 } = {}) =>
       guard("purge", undefined, async () => {
@@ -336,6 +453,24 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     // The pool belongs to the caller, who ends it.
     async close() {},
   };
+}
+
+/**
+ * The key bounds of `keyRange` as SQL the primary key can seek on, one text per combination of bounds: with
+ * `($4::text IS NULL OR key > $4)` a prepared (generic) plan cannot use the bound at all. `starts_with` keeps the
+ * test exact where no bound could be derived (a prefix with a lone surrogate).
+ */
+function keyBounds(
+  prefix: string | undefined,
+  after: string | undefined,
+  param: (value: unknown, type: string) => string,
+): string {
+  const { lower, upper } = keyRange(prefix, after);
+  let sql = "";
+  if (lower) sql += ` AND key ${lower.inclusive ? ">=" : ">"} ${param(lower.key, "text")}`;
+  if (upper !== undefined) sql += ` AND key < ${param(upper, "text")}`;
+  if (prefix !== undefined && prefix !== "") sql += ` AND starts_with(key, ${param(prefix, "text")})`;
+  return sql;
 }
 
 function conditions(expect: Expect, param: (value: unknown, type: string) => string): string {

@@ -3,6 +3,11 @@ import { createHash } from "node:crypto";
 /** The narrow shape the store needs from either client: run a Lua script. */
 export interface ScriptRunner {
   run(script: Script, keys: string[], args: string[]): Promise<unknown>;
+  /**
+   * `SET key value PX px NX GET` (Redis 7.0 or later): null when it created the key, else the value there, left as
+   * it was. Only the store without indexes calls it; `undefined` when the client has no `set`.
+   */
+  setNew?: (key: string, value: string, px: number) => Promise<string | null>;
 }
 
 export interface Script {
@@ -37,22 +42,37 @@ export function scriptRunner(client: unknown): ScriptRunner {
   const c = client as Partial<IoRedisLike & NodeRedisLike> | null;
   if (typeof c?.evalSha === "function" && typeof c.eval === "function") {
     const node = c as NodeRedisLike;
+    // Not part of the narrow shape (the clients' overloads of `set` differ too much to name): only a store made
+    // with `indexes: false` needs it, and checks for it.
+    const set = (c as { set?: (key: string, value: string, options: object) => Promise<unknown> }).set;
     return {
       run: (s, keys, args) =>
         withFallback(
           () => node.evalSha(s.sha, { keys, arguments: args }),
           () => node.eval(s.source, { keys, arguments: args }),
         ),
+      setNew:
+        typeof set === "function"
+          ? (key, value, px) =>
+              set.call(node, key, value, { PX: px, NX: true, GET: true }) as Promise<string | null>
+          : undefined,
     };
   }
   if (typeof c?.evalsha === "function" && typeof c.eval === "function") {
     const io = c as IoRedisLike;
+    const set = (
+      c as { set?: (key: string, value: string, ...options: (string | number)[]) => Promise<unknown> }
+    ).set;
     return {
       run: (s, keys, args) =>
         withFallback(
           () => io.evalsha(s.sha, keys.length, ...keys, ...args),
           () => io.eval(s.source, keys.length, ...keys, ...args),
         ),
+      setNew:
+        typeof set === "function"
+          ? (key, value, px) => set.call(io, key, value, "PX", px, "NX", "GET") as Promise<string | null>
+          : undefined,
     };
   }
   throw new TypeError(

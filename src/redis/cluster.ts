@@ -34,14 +34,14 @@ const CROSS_SLOT = /CROSSSLOT|do not hash to the same slot/;
 export function refuseConfig(error: unknown, prefix: string): never {
   const message = String((error as Error)?.message);
   if (CROSS_SLOT.test(message)) {
-    throw new StoreConfigError(
-      "redis",
-      "prefix",
-      `Redis refused the store's keys under prefix ${JSON.stringify(prefix)} as spread over several slots ` +
-        `(${message.split("\n")[0]}): this is a Redis Cluster, so the prefix needs a hash tag, a non-empty {...} part ` +
-        `such as "{idemkey}:"; calling again cannot succeed`,
-      { cause: error },
-    );
+    throw new StoreConfigError({
+      store: "redis",
+      option: "prefix",
+      value: prefix,
+      reply: message,
+      reason: "cross-slot",
+      cause: error,
+    });
   }
   throw error;
 }

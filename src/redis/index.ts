@@ -1,2 +1,3 @@
 export type { IoRedisLike, NodeRedisLike, RedisClientLike } from "./client.js";
+export { redisDriver } from "./description.js";
 export { type RedisStoreOptions, redisStore } from "./store.js";

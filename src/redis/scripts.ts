@@ -31,6 +31,17 @@ export const FIELDS = [
   "expiresAt",
 ] as const;
 
+/**
+ * Lua for every script's time: `clock(given)` is the client's `now` when it passes one (the `clock` option, for
+ * tests), else Redis's own `TIME` in ms; `ms(n)` prints a time as an integer for a reply or a PX/PXAT argument.
+ */
+export const LUA_TIME = `local function clock(given)
+  if given ~= '' then return tonumber(given) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function ms(n) return string.format('%.0f', n) end`;
+
 const READ = `
 local function layout(key, r)
   -- Only WRONGTYPE is a record of another layout; any other error (a key a reshard moved off this node) goes on as it is.
@@ -38,12 +49,7 @@ local function layout(key, r)
   if not string.find(message, 'WRONGTYPE', 1, true) then error(r) end
   error({err = 'IDEMKEY_LAYOUT ' .. key .. ' is not a hash: a record of layout 1 (a JSON string)'})
 end
-local function clock(given)
-  if given ~= '' then return tonumber(given) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function ms(n) return string.format('%.0f', n) end
+${LUA_TIME}
 local function read(key, ...)
   local ok, r = pcall(redis.call, 'HMGET', key, ...)
   if ok then return r end
@@ -57,30 +63,46 @@ const AT = Object.fromEntries(FIELDS.map((f, i) => [f, i + 1])) as Record<(typeo
 
 /**
  * ARGV: key, now ('' for Redis's TIME), state, fingerprint, token, leaseMs ('' for no lease), ttlMs, physical TTL,
- * then data when there is any. Returns {status, now, fields...}: {'claimed', now} for a new record (the client builds
- * it from `now`), or the record as it was (FIELDS order; on a takeover the client applies the same change).
- * `resent_takeover` is the resend rule's answer for a takeover (see record.ts `resent`).
+ * then 'data' and the data when there is any. Returns `now` alone (a string) when it created the record (the client
+ * builds it from `now`), else {status, now, fields...}: the record as it was (FIELDS order; on a takeover the client
+ * applies the same change). `resent_takeover` is the resend rule's answer for a takeover (see record.ts `resent`).
+ *
+ * A fresh key, the common case, takes the shortest path: nothing before it but the clock, no table built, the
+ * fields written by one literal HSET (the optional data pair expanded from ARGV's tail). The functions of READ are
+ * defined after it, for the claims that meet a record.
  */
-export const CLAIM = `${READ}
-local key, now = ARGV[1], clock(ARGV[2])
-local stamp = ms(now)
-local expiresAtNew = ms(now + tonumber(ARGV[7]))
--- EXISTS first: a fresh key, the common case, then reads nothing.
-local r = redis.call('EXISTS', KEYS[1]) == 1 and read(KEYS[1], unpack(ALL)) or {}
+export const CLAIM = `
+local now
+if ARGV[2] ~= '' then now = tonumber(ARGV[2]) else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local stamp = string.format('%.0f', now)
+local expiresAtNew = string.format('%.0f', now + tonumber(ARGV[7]))
+local function create(indexKey)
+  if ARGV[6] ~= '' then
+    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
+      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew,
+      'leaseUntil', string.format('%.0f', now + tonumber(ARGV[6])), unpack(ARGV, 9))
+  else
+    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
+      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew, unpack(ARGV, 9))
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[8])
+  redis.call('ZADD', KEYS[2], expiresAtNew, ARGV[1])
+  -- A record Redis expired itself left its key index entry behind (harmless); a new key needs one.
+  if indexKey then redis.call('ZADD', KEYS[3], 0, ARGV[1]) end
+  return stamp
+end
+-- EXISTS works on a key of any type, so a fresh key needs no layout check: the HSET cannot meet a string.
+if redis.call('EXISTS', KEYS[1]) == 0 then return create(true) end
+${READ}
+local r = read(KEYS[1], unpack(ALL))
 local expiresAt = r[${AT.expiresAt}]
 if not expiresAt or tonumber(expiresAt) <= now then
   -- An expired record may still hold fields the new one leaves absent.
   if expiresAt then redis.call('DEL', KEYS[1]) end
-  local set = {'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
-    'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew}
-  if ARGV[6] ~= '' then set[#set + 1] = 'leaseUntil'; set[#set + 1] = ms(now + tonumber(ARGV[6])) end
-  if ARGV[9] then set[#set + 1] = 'data'; set[#set + 1] = ARGV[9] end
-  redis.call('HSET', KEYS[1], unpack(set))
-  redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  redis.call('ZADD', KEYS[2], expiresAtNew, key)
-  -- A record Redis expired itself left its key index entry behind; a new key needs one.
-  if not expiresAt then redis.call('ZADD', KEYS[3], 0, key) end
-  return {'claimed', stamp}
+  return create(not expiresAt)
 end
 local state, token, leaseUntil = r[${AT.state}], r[${AT.token}], r[${AT.leaseUntil}]
 if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.fingerprint}] == ARGV[4] then
@@ -103,25 +125,23 @@ return {'exists', stamp, unpack(r)}
 
 /**
  * ARGV: key, now ('' for TIME), expected token ('=' .. token, or '' for any), expected state ('' for any), new ttlMs
- * ('' when the expiry stays), physical TTL for it, how many field/value pairs follow, the pairs, then the fields to
- * clear. A value of the form '+N' is a time: now plus N ms. Returns {now, fields as they were...} (FIELDS order; the
- * client applies the same patch), or nil when no live record matched.
+ * ('' when the expiry stays), physical TTL for it, new leaseMs ('' when the lease is not set; a cleared one is a
+ * field to clear), how many fields to read back, those fields, how many field/value pairs to set, the pairs, then
+ * the fields to clear. Reads the three it checks (expiresAt, token, state) and the ones asked for (those the client
+ * cannot compute from its patch), in one HMGET, and returns {now, expiresAt, token, state, fields asked for...} as
+ * they were, or nil when no live record matched.
  */
 export const UPDATE = `${READ}
 local now = clock(ARGV[2])
-local r = read(KEYS[1], unpack(ALL))
-local expiresAt = r[${AT.expiresAt}]
+local asked = tonumber(ARGV[8])
+local r = read(KEYS[1], 'expiresAt', 'token', 'state', unpack(ARGV, 9, 8 + asked))
+local expiresAt = r[1]
 if not expiresAt or tonumber(expiresAt) <= now then return nil end
-if ARGV[3] ~= '' and r[${AT.token}] ~= string.sub(ARGV[3], 2) then return nil end
-if ARGV[4] ~= '' and r[${AT.state}] ~= ARGV[4] then return nil end
-local last = 7 + 2 * tonumber(ARGV[7])
-local set = {'updatedAt', ms(now)}
-for i = 8, last, 2 do
-  local value = ARGV[i + 1]
-  if string.sub(value, 1, 1) == '+' then value = ms(now + tonumber(string.sub(value, 2))) end
-  set[#set + 1] = ARGV[i]
-  set[#set + 1] = value
-end
+if ARGV[3] ~= '' and r[2] ~= string.sub(ARGV[3], 2) then return nil end
+if ARGV[4] ~= '' and r[3] ~= ARGV[4] then return nil end
+local stamp = ms(now)
+local set = {'updatedAt', stamp}
+if ARGV[7] ~= '' then set[3] = 'leaseUntil'; set[4] = ms(now + tonumber(ARGV[7])) end
 if ARGV[5] ~= '' then
   local newExpiry = ms(now + tonumber(ARGV[5]))
   set[#set + 1] = 'expiresAt'
@@ -130,11 +150,13 @@ if ARGV[5] ~= '' then
   -- A later expiry keeps the index score, a valid lower bound; an earlier one must lower it.
   if tonumber(newExpiry) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], newExpiry, ARGV[1]) end
 end
+local first = 10 + asked
+local last = first - 1 + 2 * tonumber(ARGV[first - 1])
+for i = first, last do set[#set + 1] = ARGV[i] end
 redis.call('HSET', KEYS[1], unpack(set))
 if #ARGV > last then redis.call('HDEL', KEYS[1], unpack(ARGV, last + 1)) end
-local out = {ms(now)}
-for i = 1, #ALL do out[i + 1] = r[i] end
-return out
+table.insert(r, 1, stamp)
+return r
 `;
 
 /** ARGV: key, now ('' for TIME), expected token ('=' .. token, or ''), expected state (or ''). Returns 1 when it deleted. */
@@ -179,6 +201,45 @@ for _, key in ipairs(entries) do
   end
 end
 if #entries == bound then out[1] = '(' .. entries[#entries] end
+return out
+`;
+
+/**
+ * KEYS: the key index. ARGV: record key prefix, now ('' for TIME), ZRANGEBYLEX start and end of the key prefix's
+ * range ('-' and '+' for none), the key prefix ('' for none), since (epoch ms), how many records at most, index
+ * entries per ZRANGEBYLEX. Returns {now, live count, key, fields..., key, fields..., ...} (FIELDS order): the live
+ * records updated at or after `since`, in byte order of their keys, at most `limit`, and how many live records the
+ * range holds, all at one instant. It walks the whole range, a page of index entries at a time so that no reply of
+ * Redis's is larger than a page, and reads two fields of each record (all of them only for the ones it returns):
+ * its cost grows with the prefix's records, and Redis runs nothing else meanwhile (measured in store.ts).
+ */
+export const CHANGES = `${READ}
+local now, prefix, since, limit, page = clock(ARGV[2]), ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local start, live, found = ARGV[3], 0, 0
+local out = {ms(now), 0}
+while true do
+  local entries = redis.call('ZRANGEBYLEX', KEYS[1], start, ARGV[4], 'LIMIT', 0, page)
+  for _, key in ipairs(entries) do
+    -- Past the prefix (only possible where no end of its range could be given: a lone surrogate).
+    if string.sub(key, 1, #prefix) ~= prefix then
+      out[2] = live
+      return out
+    end
+    local r = read(ARGV[1] .. key, 'expiresAt', 'updatedAt')
+    if r[1] and tonumber(r[1]) > now then
+      live = live + 1
+      if found < limit and tonumber(r[2]) >= since then
+        found = found + 1
+        local all = read(ARGV[1] .. key, unpack(ALL))
+        out[#out + 1] = key
+        for i = 1, #ALL do out[#out + 1] = all[i] end
+      end
+    end
+  end
+  if #entries < page then break end
+  start = '(' .. entries[#entries]
+end
+out[2] = live
 return out
 `;
 

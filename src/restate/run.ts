@@ -1,6 +1,13 @@
-import { type Context, type RestatePromise, type RunOptions, TerminalError } from "@restatedev/restate-sdk";
+import type { Context, RestatePromise, RunOptions } from "@restatedev/restate-sdk";
 import { callInStep, checkHarness, checkTool } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
+
+const { TerminalError } = await importPeer(
+  "idemkey/restate",
+  "@restatedev/restate-sdk",
+  () => import("@restatedev/restate-sdk"),
+);
 
 /** `ctx.run`'s own options, plus the name of the run block. */
 export interface RestateRunOptions<R> extends RunOptions<R> {

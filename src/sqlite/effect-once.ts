@@ -4,7 +4,8 @@ import { checkIdentifier, ensureSchema } from "./schema.js";
 
 type Database = BetterSqlite3.Database;
 
-export interface EffectOnceOptions {
+// Named with its driver, as PostgresEffectOnceOptions is: two effectOnce functions, one name each for their options.
+export interface SqliteEffectOnceOptions {
   /** The idempotency key: the one an agent's harness derived and forwarded, or a client's `Idempotency-Key`. */
   key: string;
   /**
@@ -21,12 +22,17 @@ export interface EffectOnceOptions {
   table?: string;
 }
 
-export interface EffectOnceResult<T> {
+export interface SqliteEffectOnceResult<T> {
   /** The effect's return value the first time; its JSON round-trip (`JSON.parse(JSON.stringify(x))`) on a replay. */
   result: T;
   /** `true` when the key had been used before and the effect did not run now. */
   replayed: boolean;
 }
+
+/** @deprecated Named `SqliteEffectOnceOptions` now. */
+export type EffectOnceOptions = SqliteEffectOnceOptions;
+/** @deprecated Named `SqliteEffectOnceResult` now. */
+export type EffectOnceResult<T> = SqliteEffectOnceResult<T>;
 
 const migrations = (table: string): string[] => [
   `CREATE TABLE ${table} (
@@ -62,20 +68,16 @@ const prepared = new WeakMap<Database, Map<string, Statements>>();
  */
 export function effectOnce<T>(
   db: Database,
-  options: EffectOnceOptions,
+  options: SqliteEffectOnceOptions,
   effect: (db: Database) => T,
-): EffectOnceResult<T> {
+): SqliteEffectOnceResult<T> {
   const { key, fingerprint, table } = checkOptions(db, options, effect);
   const statements = statementsFor(db, table);
-  const run = db.transaction((): EffectOnceResult<T> => {
+  const run = db.transaction((): SqliteEffectOnceResult<T> => {
     if (statements.insert.run(key, fingerprint, Date.now()).changes === 0) {
       const row = statements.select.get(key)!;
       if (row.fingerprint !== fingerprint) {
-        throw new IdempotencyConflictError(
-          key,
-          `key "${key}" was already used with another fingerprint: the request differs from the one first made ` +
-            `with this key; use a new key for a new request`,
-        );
+        throw new IdempotencyConflictError({ key });
       }
       return { result: (row.result === null ? undefined : JSON.parse(row.result)) as T, replayed: true };
     }
@@ -116,7 +118,7 @@ function prepare(db: Database, table: string) {
   };
 }
 
-function checkOptions(db: unknown, options: EffectOnceOptions, effect: unknown) {
+function checkOptions(db: unknown, options: SqliteEffectOnceOptions, effect: unknown) {
   if (typeof (db as Database | null)?.transaction !== "function") {
     throw new TypeError("effectOnce: db must be a better-sqlite3 Database");
   }

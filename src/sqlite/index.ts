@@ -1,2 +1,9 @@
-export { type EffectOnceOptions, type EffectOnceResult, effectOnce } from "./effect-once.js";
+export { sqliteDriver } from "./description.js";
+export {
+  type EffectOnceOptions,
+  type EffectOnceResult,
+  effectOnce,
+  type SqliteEffectOnceOptions,
+  type SqliteEffectOnceResult,
+} from "./effect-once.js";
 export { type SqliteStoreOptions, sqliteStore } from "./store.js";

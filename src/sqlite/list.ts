@@ -1,26 +1,11 @@
-import type BetterSqlite3 from "better-sqlite3";
 import { keyRange } from "../store/range.js";
-import type { ListQuery, StoreRecord } from "../store/types.js";
+import type { ListQuery } from "../store/types.js";
 
 /**
- * `list()` as one statement per combination of bounds, prepared on first use: `key > ?` and `key < ?` written out
- * let SQLite seek the primary key, where `(@after IS NULL OR key > @after)` made a page at the end of 100k records
- * scan all of them (O(n²) to page through a table).
+ * The SQL of one page and its values. `key > ?` and `key < ?` written out let SQLite seek the primary key, where
+ * `(@after IS NULL OR key > @after)` made a page at the end of 100k records scan all of them (O(n²) to page through
+ * a table). Exported for the test that reads its query plan.
  */
-export function listRecords(db: BetterSqlite3.Database, table: string, columns: string) {
-  const statements = new Map<string, BetterSqlite3.Statement<unknown[], StoreRecord>>();
-  return (query: ListQuery, now: number): StoreRecord[] => {
-    const { sql, values } = listStatement(table, columns, query, now);
-    let statement = statements.get(sql);
-    if (statement === undefined) {
-      statement = db.prepare<unknown[], StoreRecord>(sql);
-      statements.set(sql, statement);
-    }
-    return statement.all(...values);
-  };
-}
-
-/** The SQL of one page and its values; exported for the test that reads its query plan. */
 export function listStatement(table: string, columns: string, query: ListQuery, now: number) {
   const { lower, upper } = keyRange(query.prefix, query.after);
   const values: unknown[] = [now];

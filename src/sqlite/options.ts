@@ -1,3 +1,5 @@
+import { describe } from "../options/describe.js";
+import { checkNumber } from "../options/number-option.js";
 import { checkIdentifier } from "./schema.js";
 
 /** The options both SQLite stores share (better-sqlite3's `sqliteStore` and `node:sqlite`'s `nodeSqliteStore`). */
@@ -27,19 +29,11 @@ export function resolveSqliteOptions(factory: string, options: SqliteFileOptions
     );
   }
   checkIdentifier(`${factory}: options.table`, table);
-  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError(
-      `${factory}: options.busyTimeoutMs must be a non-negative integer, got ${describe(busyTimeoutMs)}`,
-    );
-  }
+  checkNumber(`${factory}: options.busyTimeoutMs`, busyTimeoutMs, { integer: true });
   if (synchronous !== undefined && synchronous !== "normal" && synchronous !== "full") {
     throw new TypeError(
       `${factory}: options.synchronous must be "normal" or "full", got ${describe(synchronous)}`,
     );
   }
   return { clock, table, busyTimeoutMs, synchronous };
-}
-
-export function describe(value: unknown): string {
-  return typeof value === "string" ? JSON.stringify(value) : value === null ? "null" : typeof value;
 }

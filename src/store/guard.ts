@@ -1,12 +1,16 @@
 import { IdemkeyError } from "../errors/idemkey-error.js";
 import { StoreError } from "../errors/store-error.js";
+import { describeThrown } from "../options/describe.js";
+import type { DriverName } from "./driver.js";
 
 /**
  * Runs one operation of a server store and turns a driver failure into a `StoreError` that says what to do. Our
- * own errors and `TypeError`s (bad input) pass through unchanged.
+ * own errors and `TypeError`s (bad input) pass through unchanged. `driver` is the store folder's description (its
+ * `engine` starts the message, its `name` says who must answer), so that this file knows no store by name. A bare
+ * engine string (the older form) serves as both.
  */
 export async function guardStore<T>(
-  engine: string,
+  driver: DriverName | string,
   operation: string,
   key: string | undefined,
   run: () => Promise<T>,
@@ -15,35 +19,14 @@ export async function guardStore<T>(
     return await run();
   } catch (error) {
     if (error instanceof IdemkeyError || error instanceof TypeError) throw error;
-    const about = key === undefined ? "" : ` of key ${JSON.stringify(key)}`;
-    const name =
-      engine === "postgres"
-        ? "PostgreSQL"
-        : engine === "redis"
-          ? "Redis"
-          : engine === "sqlite"
-            ? "SQLite"
-            : engine;
-    throw new StoreError(
-      engine,
+    const { engine, name } = typeof driver === "string" ? { engine: driver, name: driver } : driver;
+    throw new StoreError({
+      store: engine,
       operation,
       key,
-      `${engine} store: ${operation}${about} failed: ${describe(error)}. ` +
-        `It may or may not have been applied; calling again is safe once ${name} answers.`,
-      { cause: error },
-    );
+      cause: error,
+      detail: describeThrown(error),
+      server: name,
+    });
   }
-}
-
-/**
- * The driver error's message, or for one without a message (node-redis's `TimeoutError` has none) its class name,
- * so that the StoreError never reads "failed: .".
- */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  if (error.message) return error.message;
-  const kind =
-    error.constructor?.name && error.constructor.name !== "Error" ? error.constructor.name : error.name;
-  const code = (error as { code?: unknown }).code;
-  return `${kind || "Error"} with no message${code === undefined ? "" : ` (code ${String(code)})`}`;
 }

@@ -1,5 +1,8 @@
+import { compareKeys, firstAtOrAfter } from "./range.js";
 import { applyPatch, decideClaim, matches } from "./record.js";
 import type {
+  Changes,
+  ChangesQuery,
   ClaimInput,
   ClaimResult,
   Expect,
@@ -19,9 +22,12 @@ export type MemoryStoreOptions = StoreOptions;
 export function memoryStore(options: MemoryStoreOptions = {}): Store {
   const clock = options.clock ?? Date.now;
   const records = new Map<string, StoreRecord>();
-  /** The keys in order, kept between pages (sorting them per page made paging through n records O(n² log n)). */
+  /**
+   * The keys in the stores' order (code points, `compareKeys`), kept between pages (sorting them per page made
+   * paging through n records O(n² log n)).
+   */
   let sorted: string[] | undefined;
-  const sortedKeys = () => (sorted ??= [...records.keys()].sort());
+  const sortedKeys = () => (sorted ??= [...records.keys()].sort(compareKeys));
 
   const live = (key: string, now: number): StoreRecord | undefined => {
     const record = records.get(key);
@@ -31,9 +37,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   return {
     async claim(key: string, input: ClaimInput): Promise<ClaimResult> {
       const now = clock();
-      const decision = decideClaim(key, live(key, now), input, now);
+      // One lookup: whether the key is in the map at all (an expired record is) decides the sorted keys' fate.
+      const stored = records.get(key);
+      const decision = decideClaim(key, stored && stored.expiresAt > now ? stored : undefined, input, now);
       if (decision.status === "exists") return { status: "exists", record: { ...decision.record } };
-      if (!records.has(key)) sorted = undefined;
+      if (stored === undefined) sorted = undefined;
       records.set(key, decision.record);
       // Copies, so that a caller mutating what it got cannot change the stored record.
       return decision.status === "claimed"
@@ -64,20 +72,38 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       const { prefix, after } = query;
       const keys = sortedKeys();
       // Start at the later of the two lower bounds, found by bisection; stop once past the prefix.
-      const from = after !== undefined && (prefix === undefined || after >= prefix) ? after : prefix;
+      const from =
+        after !== undefined && (prefix === undefined || compareKeys(after, prefix) >= 0) ? after : prefix;
       const out: StoreRecord[] = [];
       for (let i = from === undefined ? 0 : firstAtOrAfter(keys, from); i < keys.length; i++) {
         if (out.length >= limit) break;
         const key = keys[i]!;
-        if (after !== undefined && key <= after) continue;
+        if (after !== undefined && compareKeys(key, after) <= 0) continue;
         if (prefix !== undefined && !key.startsWith(prefix)) {
-          if (key > prefix) break;
+          if (compareKeys(key, prefix) > 0) break;
           continue;
         }
         const record = live(key, now);
         if (record && (query.state === undefined || record.state === query.state)) out.push({ ...record });
       }
       return out;
+    },
+    async changes(query: ChangesQuery): Promise<Changes> {
+      const now = clock();
+      const limit = query.limit ?? 100;
+      const { prefix = "", since } = query;
+      const keys = sortedKeys();
+      const out: StoreRecord[] = [];
+      let count = 0;
+      for (let i = firstAtOrAfter(keys, prefix); i < keys.length; i++) {
+        const key = keys[i]!;
+        if (!key.startsWith(prefix)) break;
+        const record = live(key, now);
+        if (record === undefined) continue;
+        count++;
+        if (record.updatedAt >= since && out.length < limit) out.push({ ...record });
+      }
+      return { records: out, live: count, now };
     },
     async purge({ limit = 1000 } = {}) {
       const now = clock();
@@ -97,16 +123,4 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       sorted = undefined;
     },
   };
-}
-
-/** The index of the first key that is not less than `bound`. */
-function firstAtOrAfter(keys: readonly string[], bound: string): number {
-  let low = 0;
-  let high = keys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (keys[middle]! < bound) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }

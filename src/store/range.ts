@@ -48,3 +48,37 @@ export function prefixEnd(prefix: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Orders keys as the stores do, by code point (which is UTF-8 byte order), without encoding them: JavaScript's `<`
+ * compares UTF-16 code units, which puts a character beyond U+FFFF (a surrogate pair, 0xD800-0xDFFF) before
+ * U+E000-U+FFFF. At the first unit that differs, surrogates are moved above that range. The same order as
+ * `compareBytes` for well-formed strings, without encoding either; `compareBytes` stays for bounds sent to a server,
+ * which sees a lone surrogate as U+FFFD.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return inPointOrder(x) - inPointOrder(y);
+  }
+  return a.length - b.length;
+}
+
+function inPointOrder(unit: number): number {
+  if (unit < 0xd800) return unit;
+  return unit >= 0xe000 ? unit - 0x800 : unit + 0x2000;
+}
+
+/** The index of the first key of the sorted `keys` (in `compareKeys` order) that is not less than `bound`. */
+export function firstAtOrAfter(keys: readonly string[], bound: string): number {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareKeys(keys[middle]!, bound) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}

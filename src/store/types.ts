@@ -89,6 +89,31 @@ export interface ListQuery {
   limit?: number;
 }
 
+export interface ChangesQuery {
+  /** Only keys that start with this. */
+  prefix?: string;
+  /** Only records whose `updatedAt` is at or after this (epoch ms, on the store's clock). */
+  since: number;
+  /** @default 100 */
+  limit?: number;
+}
+
+export interface Changes {
+  /** Live records updated at or after `since`, in key order, at most `limit` (at the limit there may be more). */
+  records: StoreRecord[];
+  /**
+   * How many live records the prefix holds now. A reader that kept every key it saw, added these records and
+   * dropped the ones whose `expiresAt` is at or before `now` knows as many keys as this unless one was deleted:
+   * `changes` cannot list what is gone, so that reader then lists everything.
+   */
+  live: number;
+  /**
+   * The store's clock when it read: a watcher's next `since`, less a margin for writes whose time was taken
+   * before they committed.
+   */
+  now: number;
+}
+
 export interface Store {
   /** Atomically create the record, take over an expired pending claim with the same fingerprint, or report what exists. */
   claim(key: string, input: ClaimInput): Promise<ClaimResult>;
@@ -100,11 +125,23 @@ export interface Store {
   delete(key: string, expect: Expect): Promise<boolean>;
   /** Live records in key order. */
   list(query?: ListQuery): Promise<StoreRecord[]>;
+  /**
+   * Optional, for watchers such as the inspector: the records changed since a time and the live count, so that a
+   * poll reads what changed rather than every record. A store without it is listed in full instead.
+   */
+  changes?(query: ChangesQuery): Promise<Changes>;
   /** Removes up to `limit` expired records; returns how many. Call it until it returns less than `limit`. */
   purge(options?: { limit?: number }): Promise<number>;
   /** Releases what the store opened itself; a client passed in by the caller stays open. */
   close(): Promise<void>;
 }
+
+/**
+ * The part of the contract that claiming needs (`claim`, `get`, `update`, `delete`, `close`): what a store that
+ * cannot list keys in order (DynamoDB without a single-partition index) can still offer. The contract suite runs its
+ * claim part on one (`testStore(name, factory, { list: false, purge: false })`).
+ */
+export type ClaimStore = Pick<Store, "claim" | "get" | "update" | "delete" | "close">;
 
 export interface StoreOptions {
   /**

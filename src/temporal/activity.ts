@@ -1,7 +1,18 @@
-import { Context } from "@temporalio/activity";
-import { ApplicationFailure } from "@temporalio/common";
+import type { Info } from "@temporalio/activity";
 import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
+
+const { Context } = await importPeer(
+  "idemkey/temporal",
+  "@temporalio/activity",
+  () => import("@temporalio/activity"),
+);
+const { ApplicationFailure } = await importPeer(
+  "idemkey/temporal",
+  "@temporalio/common",
+  () => import("@temporalio/common"),
+);
 
 /**
  * The identity of the Temporal activity running now: its workflow id (kept by every retry of the activity, by a
@@ -10,7 +21,7 @@ import type { Harness, Tool } from "../harness/types.js";
  * the attempt. Throws a `TypeError` outside an activity, or in a standalone activity that has no workflow.
  */
 export function activityIdentity(): StepIdentity {
-  let info: Context["info"];
+  let info: Info;
   try {
     info = Context.current().info;
   } catch (error) {

@@ -1,6 +1,12 @@
-import { FatalError, getStepMetadata, getWorkflowMetadata } from "workflow";
 import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
+import { importPeer } from "../peer/import-peer.js";
+
+const { FatalError, getStepMetadata, getWorkflowMetadata } = await importPeer(
+  "idemkey/workflow",
+  "workflow",
+  () => import("workflow"),
+);
 
 /**
  * The identity of the `"use step"` function running now: the run's id (`getWorkflowMetadata().workflowRunId`,

@@ -71,7 +71,11 @@ describe(`chaos, store-fault mode: ${tasks} tasks per ledger, seed ${seed}`, () 
         const f = report.storeFaults!;
         console.log(
           `${name} (store faults): ${f.reset} resets, ${f.stall} stalls, ${f.drop} replies dropped, ${f.lock} lock ` +
-            `holds; ${mode.crashes} workers killed, ${(mode.wallMs / 1000).toFixed(1)} s`,
+            `holds; ${mode.crashes} workers killed, ` +
+            `${mode.owners.reduce((a, o) => a + o.duplicates, 0)} duplicate effects, ` +
+            `${mode.owners.reduce((a, o) => a + o.silentRepeats, 0)} silent repeats, ` +
+            `${mode.owners.reduce((a, o) => a + o.unknownSurfaced, 0)} unknown outcomes surfaced, ` +
+            `${(mode.wallMs / 1000).toFixed(1)} s`,
         );
         expectExactlyOnce(report);
         expectStoreFaults(report, ledger);

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import canonicalizeOracle from "canonicalize";
 import { describe, expect, it } from "vitest";
 import { runCli as run } from "../support/cli.js";
+import { writeWhenRead } from "./late-writer.js";
 
 /** The key as any RFC 8785 implementation derives it: here the independent `canonicalize` package. */
 function oracleKey(value: unknown[]): string {
@@ -91,17 +92,26 @@ describe("idemkey key and canon", () => {
     expect(result.stderr).toMatch(message);
   });
 
-  it("reads stdin asynchronously: a pipe whose writer is late or goes through cat still gives the key", async () => {
+  it("reads stdin asynchronously: a pipe that is empty when the CLI reads it, direct or through cat, still gives the key", async () => {
     const expected = `${oracleKey(["t", "x", {}])}\n`;
-    const [late, viaCat, canon] = await Promise.all([
-      shell(`(sleep 1; echo '{}') | ${CLI} key --task t --tool x`),
-      shell(`(sleep 1; echo '{}') | cat | ${CLI} key --task t --tool x`),
-      shell(`(sleep 1; echo '{"b":1,"a":2}') | cat | ${CLI} canon`),
+    // The writer (cat, fed by this process) waits until the CLI is reading an empty pipe it made non-blocking, which
+    // is where readFileSync(0) threw EAGAIN; see writeWhenRead for why `sleep 1` alone did not prove it.
+    const [direct, viaCat, canon] = await Promise.all([
+      writeWhenRead(`cat | ${CLI} key --task t --tool x`, "src/cli/index.ts", "{}\n", root),
+      writeWhenRead(`cat | cat | ${CLI} key --task t --tool x`, "src/cli/index.ts", "{}\n", root),
+      writeWhenRead(`cat | cat | ${CLI} canon`, "src/cli/index.ts", '{"b":1,"a":2}\n', root),
     ]);
-    expect(late).toEqual({ code: 0, stdout: expected, stderr: "" });
-    expect(viaCat).toEqual({ code: 0, stdout: expected, stderr: "" });
-    expect(canon).toEqual({ code: 0, stdout: '{"a":2,"b":1}\n', stderr: "" });
-  });
+    expect(direct).toEqual({ code: 0, stdout: expected, stderr: "", waited: "reading" });
+    expect(viaCat).toEqual({ code: 0, stdout: expected, stderr: "", waited: "reading" });
+    expect(canon).toEqual({ code: 0, stdout: '{"a":2,"b":1}\n', stderr: "", waited: "reading" });
+    // The issue's own command, as a user types it.
+    expect(await shell(`(sleep 1; echo '{}') | ${CLI} key --task t --tool x`)).toEqual({
+      code: 0,
+      stdout: expected,
+      stderr: "",
+    });
+    // Four CLI starts through tsx, three of them at once: the default 30 s is one start's worth on a loaded machine.
+  }, 120_000);
 
   it("reports a stdin that cannot be read as that, not as bad JSON", async () => {
     const result = await shell(`${CLI} key --task t --tool x < /`);

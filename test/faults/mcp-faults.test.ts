@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { LeaseLostError } from "../../src/errors/index.js";
 import { mcpDedupe } from "../../src/mcp/index.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META } from "../../src/mcp/meta.js";
+import type { McpErrorEvent } from "../../src/mcp/server/dedupe-options.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { testClock } from "../stores/contract.js";
 import { effectLog } from "../support/effect-log.js";
@@ -63,5 +65,40 @@ describe("MCP dedupe after a takeover", () => {
     open();
     await stuck;
     expect(log.count(key)).toBe(2);
+  });
+});
+
+describe("MCP dedupe losing its claim while the tool runs", () => {
+  it("reports the lost lease to onError (phase renew) once, as soon as a renewal finds it, not after the tool", async () => {
+    const store = memoryStore();
+    const events: McpErrorEvent[] = [];
+    const dedupe = mcpDedupe({ store, leaseMs: 60, onError: (event) => events.push(event) });
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const tool = dedupe("create_issue", async () => {
+      entered();
+      await gate;
+      return { content: [{ type: "text" as const, text: "created" }] };
+    });
+    const key = "mcp-lost-1";
+    const running = tool({}, extra(key));
+    await inside;
+    // Another holder takes the record: the next renewal (every 20 ms) matches nothing.
+    const [record] = await store.list({ state: "pending" });
+    await store.update(record!.key, { state: "pending" }, { token: "someone-else" });
+    for (let i = 0; i < 200 && events.length === 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ phase: "renew", tool: "create_issue", scope: "", key });
+    expect(events[0]!.error).toBeInstanceOf(LeaseLostError);
+    open();
+    expect((await running).isError).toBeUndefined();
+    expect(events).toHaveLength(1);
   });
 });

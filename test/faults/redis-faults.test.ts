@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Redis } from "ioredis";
+import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { StoreError } from "../../src/errors/index.js";
 import { createHarness, defineTool, OutcomeUnknownError } from "../../src/index.js";
-import { redisStore } from "../../src/redis/index.js";
+import { type RedisClientLike, redisStore } from "../../src/redis/index.js";
 import { effectLog } from "../support/effect-log.js";
 import { type FaultProxy, faultProxy } from "../support/fault-proxy.js";
 import { type PrivateRedis, privateRedis, redisServerAvailable } from "../support/redis-server.js";
@@ -44,48 +46,79 @@ afterAll(async () => {
   log.cleanup();
 });
 
-suite("case 1: a lost reply to a takeover claim, resent by ioredis on reconnect", () => {
-  it("stays a takeover: an unguarded tool whose first run may have happened is not run again", async () => {
-    let dying = true;
-    const tool = defineTool({
-      name: "transfer",
-      effect: "unguarded",
-      run: async (_args: { n: number }, ctx) => {
-        log.effect(ctx.idempotencyKey);
-        if (dying) await new Promise(() => {}); // the first process "dies" after its effect
-        return "sent";
-      },
-    });
-    // The first process: its own connection, cut once its effect happened, so its lease lapses as after SIGKILL.
-    const first = client(server.port);
-    const a = createHarness({ store: redisStore(first, { prefix }), leaseMs: 300 });
-    const key = a.key("t1", tool, { n: 1 });
-    void a.call("t1", tool, { n: 1 }).catch(() => {});
-    while (log.count(key) === 0) await sleep(5);
-    first.disconnect();
-    dying = false;
-    const admin = client(server.port);
-    for (;;) {
-      const [leaseUntil] = await admin.hmget(`${prefix}r:call:${key}`, "leaseUntil");
-      if (Number(leaseUntil) < Date.now() - 50) break;
-      await sleep(20);
-    }
-
-    // The second process, through the proxy: its claim takes over, the reply is lost, ioredis resends the claim.
-    const second = client(proxy.port);
-    const store = redisStore(second, { prefix });
-    await store.get("warm-up"); // the layout check, so that the next command is the claim
-    const dropped = proxy.dropNextReply();
-    const connectionsBefore = proxy.connections;
-    const outcome = await createHarness({ store, leaseMs: 300 })
-      .call("t1", tool, { n: 1 })
-      .catch((e: unknown) => e);
-    await dropped;
-    expect(proxy.connections).toBeGreaterThan(connectionsBefore); // it did reconnect and resend
-    expect(outcome).toBeInstanceOf(OutcomeUnknownError);
-    expect(log.count(key)).toBe(1);
-  });
+/**
+ * The second process's client, through the proxy. ioredis resends a command whose reply was lost on reconnect
+ * (`autoResendUnfulfilledCommands`); node-redis rejects it and reconnects, and the harness's own retry sends the claim
+ * again. Either way the resent claim reaches the server a second time with the same token.
+ */
+const nodeClients: (() => void)[] = [];
+afterAll(() => {
+  for (const destroy of nodeClients) destroy();
 });
+const secondClients: Record<string, (port: number) => Promise<RedisClientLike>> = {
+  ioredis: async (port) => client(port),
+  "node-redis": async (port) => {
+    const c = createClient({ url: `redis://127.0.0.1:${port}` });
+    c.on("error", () => {}); // the reset connection is the point
+    await c.connect();
+    nodeClients.push(() => {
+      if (c.isOpen) c.destroy();
+    });
+    return c as unknown as RedisClientLike;
+  },
+};
+
+for (const [name, connectSecond] of Object.entries(secondClients)) {
+  suite(`case 1: a lost reply to a takeover claim (${name}), the claim sent again`, () => {
+    it("stays a takeover: an unguarded tool whose first run may have happened is not run again", async () => {
+      let dying = true;
+      const tool = defineTool({
+        name: "transfer",
+        effect: "unguarded",
+        run: async (_args: { n: number }, ctx) => {
+          log.effect(ctx.idempotencyKey);
+          if (dying) await new Promise(() => {}); // the first process "dies" after its effect
+          return "sent";
+        },
+      });
+      const task = `t1-${name}`;
+      // The first process: its own connection, cut once its effect happened, so its lease lapses as after SIGKILL.
+      const first = client(server.port);
+      const a = createHarness({ store: redisStore(first, { prefix }), leaseMs: 300 });
+      const key = a.key(task, tool, { n: 1 });
+      void a.call(task, tool, { n: 1 }).catch(() => {});
+      while (log.count(key) === 0) await sleep(5);
+      first.disconnect();
+      dying = false;
+      const admin = client(server.port);
+      for (;;) {
+        const [leaseUntil] = await admin.hmget(`${prefix}r:call:${key}`, "leaseUntil");
+        if (Number(leaseUntil) < Date.now() - 50) break;
+        await sleep(20);
+      }
+
+      // The second process, through the proxy: its claim takes over, the reply is lost, the claim is sent again.
+      const second = await connectSecond(proxy.port);
+      const store = redisStore(second, { prefix });
+      await store.get("warm-up"); // the layout check, so that the next command is the claim
+      const dropped = proxy.dropNextReply();
+      const connectionsBefore = proxy.connections;
+      const harness = createHarness({ store, leaseMs: 300 });
+      let outcome = await harness.call(task, tool, { n: 1 }).catch((e: unknown) => e);
+      await dropped;
+      // node-redis fails the claim whose reply was lost (StoreError: it may or may not have been applied, calling
+      // again is safe); the agent calls again, as the message says, until the call settles.
+      for (let i = 0; outcome instanceof StoreError && (outcome as StoreError).retryable; i++) {
+        if (i > 200) throw new Error("the call never settled", { cause: outcome });
+        await sleep(20);
+        outcome = await harness.call(task, tool, { n: 1 }).catch((e: unknown) => e);
+      }
+      expect(proxy.connections).toBeGreaterThan(connectionsBefore); // it did reconnect and send again
+      expect(outcome).toBeInstanceOf(OutcomeUnknownError);
+      expect(log.count(key)).toBe(1);
+    });
+  });
+}
 
 suite("case 3: a client whose clock runs ahead cannot take over a live lease (leases on Redis's TIME)", () => {
   it("answers exists to a claim from a process whose clock is ten leases ahead", async () => {

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -6,48 +5,19 @@ import BetterSqlite3 from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { onCleanup } from "../support/cleanup.js";
-import { lineReader } from "../support/lines.js";
+import { holdWriteLock } from "../stores/fixtures/lock-holder.js";
 
 /** Issue 11 case 7: another process holding the write lock, and a database that is full. */
 const dir = mkdtempSync(join(tmpdir(), "idemkey-sqlite-faults-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const input = { fingerprint: "fp", token: "t", leaseMs: 1_000, ttlMs: 60_000 };
 
-/** Another OS process that takes the file's write lock (BEGIN IMMEDIATE) and holds it until told to commit. */
-async function lockHolder(file: string): Promise<{ release: () => Promise<void>; child: ChildProcess }> {
-  const code = `
-    const Database = require("better-sqlite3");
-    const db = new Database(${JSON.stringify(file)});
-    db.pragma("journal_mode = WAL");
-    db.exec("BEGIN IMMEDIATE");
-    console.log("locked");
-    process.stdin.once("data", () => { db.exec("COMMIT"); db.close(); process.exit(0); });
-  `;
-  const child = spawn(process.execPath, ["-e", code], {
-    cwd: process.cwd(),
-    stdio: ["pipe", "pipe", "inherit"],
-  });
-  const undo = onCleanup(() => child.kill("SIGKILL"));
-  const next = lineReader(child.stdout!);
-  expect(await next()).toBe("locked");
-  return {
-    child,
-    release: async () => {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.stdin!.write("go\n");
-      await exited;
-      undo();
-    },
-  };
-}
-
 describe("SQLite faults", () => {
   it("waits for another process's write lock without freezing the event loop", async () => {
     const file = join(dir, "lock.db");
     const store = sqliteStore(file, { busyTimeoutMs: 60_000 });
     await store.get("warm-up"); // creates the table before the lock is taken
-    const holder = await lockHolder(file);
+    const holder = await holdWriteLock(file, { wal: true });
     let ticks = 0;
     const timer = setInterval(() => ticks++, 10);
     let settled = false;
@@ -67,7 +37,7 @@ describe("SQLite faults", () => {
     const file = join(dir, "busy.db");
     const store = sqliteStore(file, { busyTimeoutMs: 200 });
     await store.get("warm-up");
-    const holder = await lockHolder(file);
+    const holder = await holdWriteLock(file, { wal: true });
     try {
       const error = await store.claim("k", input).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreError);

@@ -8,36 +8,13 @@ import { z } from "zod";
 import { idemkeyContext, idempotentTools } from "../../src/ai/index.js";
 import { createHarness, type HarnessEvent, idempotencyKey, ToolCallError } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { callsStep, INPUT, textStep, toolCall, usage } from "./fixtures/ai-steps.js";
 import { mailer, sent } from "./fixtures/mailer.js";
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-ai-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const file = (ext: string) => join(dir, `f-${++files}.${ext}`);
-
-const INPUT = { to: "dana@example.com", subject: "Your refund" };
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-const toolCall = (toolCallId: string, input: object = INPUT) => ({
-  type: "tool-call" as const,
-  toolCallId,
-  toolName: "sendEmail",
-  input: JSON.stringify(input),
-});
-const callsStep = (...calls: ReturnType<typeof toolCall>[]) => ({
-  content: calls,
-  finishReason: { unified: "tool-calls" as const, raw: undefined },
-  usage,
-  warnings: [],
-});
-const textStep = {
-  content: [{ type: "text" as const, text: "Done." }],
-  finishReason: { unified: "stop" as const, raw: undefined },
-  usage,
-  warnings: [],
-};
 
 /** The AI SDK tools of the app: `sendEmail` writes through the fake mailer, with the key idemkey hands it. */
 function appTools(effects: string) {

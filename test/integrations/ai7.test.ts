@@ -12,6 +12,7 @@ import {
   idempotencyKey,
 } from "../../src/index.js";
 import { needsNode } from "../support/node-version.js";
+import { callsStep, INPUT, textStep, toolCall } from "./fixtures/ai-steps.js";
 import { mailer, sent } from "./fixtures/mailer.js";
 
 // The same adapter against AI SDK 7 (installed as the alias `ai7`), whose engines want Node 22: imported only there.
@@ -32,30 +33,6 @@ const dir = mkdtempSync(join(tmpdir(), "idemkey-ai7-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 const file = () => join(dir, `f-${++files}.jsonl`);
-
-const INPUT = { to: "dana@example.com", subject: "Your refund" };
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-const toolCall = (toolCallId: string) => ({
-  type: "tool-call" as const,
-  toolCallId,
-  toolName: "sendEmail",
-  input: JSON.stringify(INPUT),
-});
-const callsStep = (...calls: ReturnType<typeof toolCall>[]) => ({
-  content: calls,
-  finishReason: { unified: "tool-calls" as const, raw: undefined },
-  usage,
-  warnings: [],
-});
-const textStep = {
-  content: [{ type: "text" as const, text: "Done." }],
-  finishReason: { unified: "stop" as const, raw: undefined },
-  usage,
-  warnings: [],
-};
 
 function appTools(effects: string) {
   const mail = mailer(effects);

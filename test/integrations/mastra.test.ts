@@ -22,11 +22,6 @@ let files = 0;
 const file = (ext: string) => join(dir, `f-${++files}.${ext}`);
 const load = () => import("./fixtures/mastra-app.js");
 
-it.skipIf(supported)(
-  `SKIPPED: @mastra/core needs Node >= 22.13, this is ${process.versions.node}; the Node 22/24 CI legs run it`,
-  () => {},
-);
-
 describe.skipIf(!supported)("idempotentMastraTool in a Mastra workflow", () => {
   it("a step that refunds and then suspends, resumed, then resumed again and resumed concurrently: one refund", async () => {
     const { REFUND, refundThenAsk, refundTool } = await load();

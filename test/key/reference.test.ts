@@ -1,19 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CanonicalizationError } from "../../src/errors/index.js";
 import { canonicalize } from "../../src/key/index.js";
+import { outcome } from "./support/outcome.js";
 import { referenceCanonicalize } from "./support/reference-canonicalize.js";
-
-/** What a canonicalization produced: the text, or the error's class, path and reason. */
-function outcome(run: () => string): unknown {
-  try {
-    return { text: run() };
-  } catch (error) {
-    if (error instanceof CanonicalizationError)
-      return { error: error.name, path: error.path, reason: error.reason };
-    return { error: String(error) };
-  }
-}
 
 /**
  * Names drawn from small pools, so that the same shapes come back across values and within one value (the cache

@@ -106,6 +106,30 @@ describe("idemkey/hono on @hono/node-server", () => {
       expect(runs).toHaveLength(2);
     },
   );
+
+  it("reads a body sent without a Content-Length (chunked) as one with it: same fingerprint, one run", async () => {
+    const url = await start();
+    const chunked = (text: string) =>
+      fetch(`${url}/idem/json`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "chunked" },
+        body: new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(text.slice(0, 5)));
+            controller.enqueue(new TextEncoder().encode(text.slice(5)));
+            controller.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+    const first = await chunked('{"amount":1999,"who":"zoë"}');
+    expect(first.status).toBe(201);
+    // The same request with a declared length replays what the chunked one saved.
+    const replay = await post(`${url}/idem/json`, '{"who":"zoë","amount":1999}', "chunked");
+    expect(replay.replayed).toBe("true");
+    expect(new TextDecoder().decode(replay.bytes)).toBe(await first.text());
+    expect(runs).toEqual(["/idem/json"]);
+  });
 });
 
 describe("idemkey/fastify: the body is fingerprinted however it is read", () => {

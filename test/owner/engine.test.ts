@@ -60,6 +60,41 @@ describe("requestFingerprint", () => {
     return "refused" in result ? result.refused : undefined;
   };
 
+  it("gives the fingerprints the stores already hold: pinned vectors, so a rewrite cannot turn a retry into a conflict", () => {
+    // Computed by the field-by-field framing this was first written with; records in stores carry these.
+    const vectors: [Parameters<typeof requestFingerprint>, string][] = [
+      [
+        ["POST", "/charges?x=1", json, bytes('{"amount":1999,"currency":"eur"}')],
+        "9847f79c98f003e8c462a59aa0a3c56df3889fd077890f7de8d76be43eeba407",
+      ],
+      [
+        ["post", "/\u00fc/\u00e9", json, { parsed: { b: "\u00fcn\u00ef\u260e", a: [1, 2.5] } }],
+        "2f20891efa2efc17affdb7536c2d8093b468ab878d3840d7634c740966fad662",
+      ],
+      [
+        ["PUT", "/raw", "text/plain", bytes("h\u00e9llo\u0000world")],
+        "7ae4cc56b92f53f8b9fa1dc6cb49ee2bb0629111207a597308cf9a2467778ee6",
+      ],
+      [
+        ["POST", "/bin", "application/octet-stream", { bytes: new Uint8Array([0, 255, 10, 13]) }],
+        "b9784e526d5c960ef874463275f8444115d7377152cdcec062e33739797e13e8",
+      ],
+      [
+        ["POST", "/empty", json, { bytes: new Uint8Array() }],
+        "773755737b7609d63491b9d55d118144ee60bb368e0e9b1e3b24fa7a315e30cf",
+      ],
+      [
+        ["PATCH", "/s", undefined, { parsed: "a string body" }],
+        "3f5d1fdfe4a6709518b65e9dd6d4e3a90ff5b9f7a78012fb41847896ffc46965",
+      ],
+      [
+        ["POST", "/lone\ud800", "text/plain", bytes("x")],
+        "6fb391111fe9ce870d68aa0d6603d48326e7c1edf519057e74c80afc6330d036",
+      ],
+    ];
+    for (const [args, expected] of vectors) expect(fp(...args)).toBe(expected);
+  });
+
   it("keeps every distinct JSON value distinct: large integers, long decimals, exponents", () => {
     const pairs = [
       ['{"account":9007199254740993}', '{"account":9007199254740992}'],

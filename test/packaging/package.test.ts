@@ -1,9 +1,10 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packPackage, project, root, typecheck } from "./support.js";
+import { readmeDiagnostics } from "./readme-blocks.js";
+import { packPackage, project, root } from "./support.js";
 
 // The package as a user gets it: built, packed, and installed into a project outside the checkout. Building and
 // type-checking take tens of seconds on a loaded machine: the budget is for that work, not a claim about speed.
@@ -40,131 +41,163 @@ describe("the packed package", () => {
     }
   });
 
-  it("says which package and range to install when a subpath's optional peer is missing", () => {
-    const bare = project(join(dir, "bare"), tarball, "none");
-    const load = (specifier: string) =>
-      spawnSync(
-        process.execPath,
-        ["--input-type=module", "-e", `await import(${JSON.stringify(specifier)});`],
-        {
-          cwd: bare,
-          encoding: "utf8",
-        },
-      );
-    // The core needs nothing.
-    expect(load("idemkey")).toMatchObject({ status: 0, stderr: "" });
-    const sqlite = load("idemkey/sqlite");
-    expect(sqlite.status).not.toBe(0);
-    expect(sqlite.stderr).toContain(
-      "MissingPeerError: idemkey/sqlite needs better-sqlite3 ^12 || ^13: npm install better-sqlite3",
+  it("splits its entries by side: the root is the harness, idemkey/owner the engine, errors and stores on both", () => {
+    const bare = project(join(dir, "sides"), tarball, "none");
+    const script = `
+      const root = await import("idemkey");
+      const owner = await import("idemkey/owner");
+      console.log(JSON.stringify({ root: Object.keys(root).sort(), owner: Object.keys(owner).sort() }));`;
+    const run = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+      cwd: bare,
+      encoding: "utf8",
+    });
+    expect(run.stderr).toBe("");
+    const { root: rootNames, owner } = JSON.parse(run.stdout) as { root: string[]; owner: string[] };
+    expect(rootNames).toEqual(
+      expect.arrayContaining(["createHarness", "defineTool", "idempotencyKey", "Effect"]),
     );
-    const agents = load("idemkey/openai-agents");
-    expect(agents.stderr).toContain(
-      "idemkey/openai-agents needs @openai/agents ^0.20: npm install @openai/agents",
-    );
-  });
-
-  it("names in those messages the ranges package.json declares", () => {
-    const { peerDependencies } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-      peerDependencies: Record<string, string>;
-    };
-    expect(peerDependencies["better-sqlite3"]).toBe("^12.0.0 || ^13.0.0");
-    expect(peerDependencies["@openai/agents"]).toBe("^0.20.0");
+    expect(rootNames).not.toContain("idempotencyEngine");
+    expect(rootNames).not.toContain("ProblemType");
+    expect(owner).toEqual(expect.arrayContaining(["idempotencyEngine", "ProblemType"]));
+    expect(owner).not.toContain("createHarness");
+    expect(owner).not.toContain("idempotencyKey");
+    for (const shared of [
+      "IdemkeyError",
+      "IdempotencyConflictError",
+      "StoreError",
+      "memoryStore",
+      "RecordState",
+    ]) {
+      expect(rootNames, shared).toContain(shared);
+      expect(owner, shared).toContain(shared);
+    }
   });
 });
 
+const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+  exports: Record<string, unknown>;
+  peerDependencies: Record<string, string>;
+};
+const subpaths = Object.keys(manifest.exports)
+  .filter((entry) => entry !== "./package.json")
+  .map((entry) => `idemkey${entry.slice(1)}`);
+
 /**
- * What a README block may use without declaring it: the things a reader already has. Each is declared before a
- * block that names it and does not import or declare it itself; nothing else is filled in.
+ * The peers each subpath loads when it is imported, in the order it loads them; every other subpath loads none (its
+ * peers' types only, or a client the application passes in).
  */
-const PLACEHOLDERS: Record<string, string> = {
-  harness: 'import("idemkey").Harness',
-  client: 'import("@modelcontextprotocol/client").Client',
-  chatId: "string",
-  messageId: "string",
-  userMessageId: "string",
-  turnId: "string",
-  sessionId: "string",
-  prompt: "string",
-  model: 'import("ai").LanguageModel',
-  messages: 'import("ai").ModelMessage[]',
-  sendEmail: 'import("ai").Tool<{ to: string; subject: string }, { messageId: string }>',
-  searchDocs: 'import("ai").Tool<{ query: string }, string[]>',
-  agent: 'import("@openai/agents").Agent<{ ticketId: string }>',
-  payments: "{ refund(...args: unknown[]): Promise<string>; charge(...args: unknown[]): Promise<string> }",
-  tracker: "{ open(repo: string, title: string): Promise<string> }",
-  accountOf: "(authorization: string | undefined) => Promise<string>",
-  db: 'import("better-sqlite3").Database',
-  pool: 'import("pg").Pool',
-  key: "string",
-  fingerprint: "string",
-  customer: "string",
-  cents: "number",
-  c: "string",
-  n: "number",
+const PEERS: Record<string, string[]> = {
+  "idemkey/sqlite": ["better-sqlite3"],
+  "idemkey/openai-agents": ["@openai/agents"],
+  "idemkey/otel": ["@opentelemetry/api"],
+  "idemkey/langgraph": ["@langchain/core", "@langchain/langgraph"],
+  "idemkey/langchain": ["@langchain/core", "langchain"],
+  "idemkey/mastra": ["@mastra/core"],
+  "idemkey/dbos": ["@dbos-inc/dbos-sdk"],
+  "idemkey/restate": ["@restatedev/restate-sdk"],
+  "idemkey/temporal": ["@temporalio/activity", "@temporalio/common"],
+  "idemkey/inngest": ["inngest"],
+  "idemkey/workflow": ["workflow"],
 };
 
-function tsBlocks(file: string): { line: number; code: string }[] {
-  const text = readFileSync(join(root, file), "utf8");
-  const blocks: { line: number; code: string }[] = [];
-  for (const match of text.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)) {
-    blocks.push({ line: text.slice(0, match.index).split("\n").length + 1, code: match[1]! });
-  }
-  return blocks;
+/** Imports `specifier` in a fresh Node in `cwd`; a failure prints the error's name and message on stderr. */
+function load(cwd: string, specifier: string) {
+  return spawnSync(
+    process.execPath,
+    [
+      "--no-warnings",
+      "--input-type=module",
+      "-e",
+      `try { await import(${JSON.stringify(specifier)}); } catch (e) { console.error(\`\${e.name}: \${e.message}\`); process.exit(1); }`,
+    ],
+    { cwd, encoding: "utf8" },
+  );
 }
 
-function prelude(code: string): string {
-  const lines: string[] = [];
-  for (const [name, type] of Object.entries(PLACEHOLDERS)) {
-    const used = new RegExp(`(?<![.\\w$])${name}(?![\\w$])`).test(code);
-    const own = new RegExp(`(const|let|function|import[^;]*)\\W${name}\\W`).test(code);
-    if (used && !own) lines.push(`declare const ${name}: ${type};`);
-  }
-  return lines.join("\n");
+/** The line a subpath must print without `pkg`, with the range read from package.json. */
+function missing(subpath: string, pkg: string): string {
+  const range = manifest.peerDependencies[pkg];
+  expect(range, `${pkg} in peerDependencies`).toBeTypeOf("string");
+  return `MissingPeerError: ${subpath} needs ${pkg} ${range}: npm install ${pkg}\n`;
 }
+
+describe("a subpath whose optional peer is not installed", () => {
+  it(
+    "is a MissingPeerError with the package and the range from peerDependencies; others load",
+    () => {
+      expect(Object.keys(PEERS).filter((subpath) => !subpaths.includes(subpath))).toEqual([]);
+      const bare = project(join(dir, "bare"), tarball, "none");
+      expect(load(bare, "idemkey")).toMatchObject({ status: 0, stderr: "" });
+      for (const subpath of subpaths) {
+        const loaded = load(bare, subpath);
+        const peers = PEERS[subpath];
+        if (peers === undefined) {
+          expect(loaded, subpath).toMatchObject({ status: 0, stderr: "" });
+        } else {
+          expect(loaded.status, subpath).toBe(1);
+          expect(loaded.stderr, subpath).toBe(missing(subpath, peers[0]!));
+        }
+      }
+    },
+    WORK_MS,
+  );
+
+  it(
+    "names each peer of a subpath that needs several, when only that one is missing",
+    () => {
+      const without = new Map<string, string>();
+      for (const [subpath, peers] of Object.entries(PEERS)) {
+        for (const pkg of peers) {
+          if (!without.has(pkg)) {
+            without.set(
+              pkg,
+              project(join(dir, `without-${pkg.replace("/", "+")}`), tarball, { except: pkg }),
+            );
+          }
+          const app = without.get(pkg)!;
+          const loaded = load(app, subpath);
+          expect(loaded.stderr, `${subpath} without ${pkg}`).toBe(missing(subpath, pkg));
+        }
+      }
+    },
+    WORK_MS,
+  );
+
+  it(
+    "(control) loads with every peer installed, so the failures above are the missing peer's",
+    () => {
+      const full = project(join(dir, "full"), tarball, "all");
+      for (const subpath of Object.keys(PEERS)) {
+        expect(load(full, subpath), subpath).toMatchObject({ status: 0, stderr: "" });
+      }
+    },
+    WORK_MS,
+  );
+
+  it("is how every built file loads a peer: none imports one statically", () => {
+    const unpacked = project(join(dir, "scan"), tarball, "none");
+    const peers = Object.keys(manifest.peerDependencies).map((p) => p.replace(/[/.]/g, "\\$&"));
+    const statically = new RegExp(
+      `^\\s*(?:import|export)\\b[^;"'()]*?(?:from\\s*)?["'](?:${peers.join("|")})(?:/[^"']*)?["']`,
+      "m",
+    );
+    const files = tarballFiles().filter((f) => f.endsWith(".js"));
+    expect(files.length).toBeGreaterThan(50);
+    const offenders = files.filter((f) =>
+      statically.test(
+        readFileSync(join(unpacked, "node_modules/idemkey", f.slice("package/".length)), "utf8"),
+      ),
+    );
+    expect(offenders).toEqual([]);
+  });
+});
 
 describe("the README's TypeScript blocks", () => {
-  const sources = ["README.md", "src/harness/README.md"];
-
   it(
     "compile under tsc --strict against the packed package, with only the declared placeholders filled in",
     () => {
       const app = project(join(dir, "readme"), tarball, "all");
-      mkdirSync(join(app, "blocks"));
-      const origin = new Map<string, string>();
-      let count = 0;
-      for (const source of sources) {
-        for (const block of tsBlocks(source)) {
-          const file = `block-${++count}.ts`;
-          origin.set(file, `${source}:${block.line}`);
-          // The prelude goes last so that the block's own line numbers stay as they are in the README.
-          writeFileSync(join(app, "blocks", file), `${block.code}\n${prelude(block.code)}\nexport {};\n`);
-        }
-      }
-      expect(count).toBeGreaterThanOrEqual(12);
-      writeFileSync(
-        join(app, "tsconfig.json"),
-        JSON.stringify({
-          compilerOptions: {
-            strict: true,
-            noEmit: true,
-            target: "ES2023",
-            lib: ["ES2024"],
-            module: "NodeNext",
-            moduleResolution: "NodeNext",
-            types: ["node"],
-            skipLibCheck: true,
-          },
-          include: ["blocks"],
-        }),
-      );
-      const diagnostics = typecheck(app)
-        .split("\n")
-        .filter((l) => /^blocks\//.test(l))
-        .map((l) =>
-          l.replace(/^blocks\/(block-\d+\.ts)\((\d+)/, (_, f: string, n: string) => `${origin.get(f)} +${n}`),
-        );
-      expect(diagnostics).toEqual([]);
+      expect(readmeDiagnostics(app)).toEqual([]);
     },
     WORK_MS,
   );

@@ -33,19 +33,25 @@ export function packPackage(dir: string): string {
   return join(dir, filename);
 }
 
-/** A project folder with the tarball installed as node_modules/idemkey, and `links` from the checkout's node_modules. */
-export function project(dir: string, tarball: string, links: "all" | "none"): string {
+/**
+ * A project folder with the tarball installed as node_modules/idemkey, and `links` from the checkout's node_modules:
+ * all of them, none, or all but one package (`{ except: "@langchain/core" }`). A linked package finds its own
+ * dependencies in the checkout (Node resolves a symlink to its real path), so only idemkey's imports miss the one left out.
+ */
+export function project(dir: string, tarball: string, links: "all" | "none" | { except: string }): string {
   const modules = join(dir, "node_modules");
   mkdirSync(join(modules, "idemkey"), { recursive: true });
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }));
   execFileSync("tar", ["-xzf", tarball, "-C", join(modules, "idemkey"), "--strip-components=1"]);
-  if (links === "all") {
+  if (links !== "none") {
+    const except = links === "all" ? undefined : links.except;
     const from = join(root, "node_modules");
     for (const entry of readdirSync(from)) {
-      if (entry.startsWith(".") || entry === "idemkey") continue;
+      if (entry.startsWith(".") || entry === "idemkey" || entry === except) continue;
       if (entry.startsWith("@")) {
         mkdirSync(join(modules, entry), { recursive: true });
         for (const scoped of readdirSync(join(from, entry))) {
+          if (`${entry}/${scoped}` === except) continue;
           symlinkSync(join(from, entry, scoped), join(modules, entry, scoped));
         }
       } else {
@@ -56,10 +62,10 @@ export function project(dir: string, tarball: string, links: "all" | "none"): st
   return dir;
 }
 
-/** Runs the checkout's TypeScript on a project; returns its diagnostics, one per line ("" when it compiles). */
-export function typecheck(dir: string): string {
+/** Runs the checkout's TypeScript on a project, with `node`; returns its diagnostics, one per line ("" when it compiles). */
+export function typecheck(dir: string, node = process.execPath): string {
   try {
-    execFileSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir, encoding: "utf8" });
+    execFileSync(node, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir, encoding: "utf8" });
     return "";
   } catch (error) {
     return String((error as { stdout?: string }).stdout ?? error);

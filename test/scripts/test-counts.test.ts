@@ -10,7 +10,13 @@ const script = fileURLToPath(new URL("../../scripts/test-counts.mjs", import.met
 const dir = mkdtempSync(join(tmpdir(), "idemkey-counts-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function report(name: string, passed: number, failed: number, pending: number): string {
+function report(
+  name: string,
+  passed: number,
+  failed: number,
+  pending: number,
+  testResults: unknown[] = [],
+): string {
   const path = join(dir, name);
   const total = passed + failed + pending;
   writeFileSync(
@@ -21,6 +27,7 @@ function report(name: string, passed: number, failed: number, pending: number): 
       numPendingTests: pending,
       numTodoTests: 0,
       numTotalTests: total,
+      testResults,
     }),
   );
   return path;
@@ -44,5 +51,37 @@ describe("scripts/test-counts.mjs", () => {
     expect(one.stdout).toBe("3 passed, 0 failed\n");
     const none = spawnSync(process.execPath, [script, report("none.json", 0, 0, 0)], { encoding: "utf8" });
     expect(none.status).toBe(1);
+  });
+
+  it("names each failed test above the counts, so a log cut to its tail still says what failed", () => {
+    const failing = [
+      {
+        name: join(process.cwd(), "test/a.test.ts"),
+        assertionResults: [
+          { status: "passed", fullName: "a works", failureMessages: [] },
+          {
+            status: "failed",
+            fullName: "a breaks",
+            failureMessages: ["AssertionError: expected 1 to be 2\n    at x"],
+          },
+          {
+            status: "failed",
+            fullName: "a hangs",
+            duration: 120003.4,
+            failureMessages: ["Error: STACK_TRACE_ERROR\n    at task (chunk-artifact.js:1784:27)"],
+          },
+        ],
+      },
+    ];
+    const out = spawnSync(
+      process.execPath,
+      [script, `Node 22=${report("22.json", 1, 2, 0, failing)}`, `Node 20=${report("20b.json", 2, 0, 0)}`],
+      { encoding: "utf8" },
+    );
+    expect(out.stdout).toBe(
+      "FAILED on Node 22: test/a.test.ts > a breaks: AssertionError: expected 1 to be 2\n" +
+        "FAILED on Node 22: test/a.test.ts > a hangs: timed out after 120003 ms\n" +
+        "Node 22: 1 passed, 2 failed\nNode 20: 2 passed, 0 failed\n3 passed, 2 failed\n",
+    );
   });
 });

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { nodeSqliteStore } from "../../src/node-sqlite/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { processBudget } from "../support/budget.js";
-import { runTogether, spawnWorker } from "../support/workers.js";
 import { testStore } from "./contract.js";
+import { testSqliteHotPath } from "./sqlite-hot-path.js";
+import { expectTwoProcessRace } from "./sqlite-race.js";
 
 // node:sqlite is in Node.js without a flag from 22.13: on an older Node the suites are skipped, by name.
 const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
@@ -15,13 +15,13 @@ const has = major > 22 || (major === 22 && minor >= 13);
 const why = has ? "" : ` (skipped: node:sqlite needs Node >= 22.13, this is ${process.versions.node})`;
 if (!has) console.warn(`skipped on Node ${process.versions.node}: nodeSqliteStore needs Node >= 22.13`);
 
-const claimer = new URL("./fixtures/node-sqlite-claimer.ts", import.meta.url);
 const dir = mkdtempSync(join(tmpdir(), "idemkey-node-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 if (has) {
   testStore("node:sqlite (file)", (clock) => nodeSqliteStore(join(dir, "contract.db"), { clock }));
   testStore("node:sqlite (:memory:)", (clock) => nodeSqliteStore(":memory:", { clock, table: "in_memory" }));
+  testSqliteHotPath("nodeSqliteStore", dir, (path, options) => nodeSqliteStore(path, options));
 }
 
 describe.skipIf(!has)(`nodeSqliteStore${why}`, () => {
@@ -54,25 +54,6 @@ describe.skipIf(!has)(`nodeSqliteStore across processes${why}`, () => {
     const setup = nodeSqliteStore(path);
     await setup.get("init");
     await setup.close();
-    const outputs = await runTogether(
-      ["a", "b"].map((name) =>
-        spawnWorker<{ worker: string; claimed: string[] }>(claimer, [path, "200", name]),
-      ),
-    );
-    const all = outputs.flatMap((o) => o.claimed);
-    expect(new Set(all).size).toBe(all.length);
-    expect(all.sort()).toEqual(Array.from({ length: 200 }, (_, i) => `race:${i}`).sort());
-    // The file itself, read apart from the store (through better-sqlite3), agrees on every winner.
-    const db = new BetterSqlite3(path, { readonly: true });
-    const rows = db.prepare("SELECT key, token FROM idemkey_records WHERE key LIKE 'race:%'").all() as {
-      key: string;
-      token: string;
-    }[];
-    db.close();
-    expect(rows).toHaveLength(200);
-    for (const { key, token } of rows) {
-      const winner = outputs.find((o) => o.claimed.includes(key))!;
-      expect(token.startsWith(`${winner.worker}:`)).toBe(true);
-    }
+    await expectTwoProcessRace("node-sqlite", path);
   });
 });

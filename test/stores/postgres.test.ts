@@ -17,7 +17,9 @@ if (!service.skip) await single.connect();
 afterAll(async () => {
   if (!service.skip) {
     await single.end();
-    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_client", "${table}_race", "${table}_new"`);
+    await pool.query(
+      `DROP TABLE IF EXISTS "${table}", "${table}_client", "${table}_race", "${table}_new", "${table}_plan"`,
+    );
     await pool.query(`DELETE FROM idemkey_meta WHERE name LIKE $1`, [`${table}%`]);
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
@@ -96,6 +98,61 @@ testStore(
     expect(await prepared()).toBe(before);
     await postgresStore(single, { table: `${table}_client` }).get("k");
     expect(await prepared()).toBe((before ?? 0) + 1);
+  });
+
+  it("claims in one statement what recent claims were: a new key one insert, a replay one plain read", async () => {
+    const texts: string[] = [];
+    const counting = {
+      query(text: string, values?: unknown[]) {
+        texts.push(text.trimStart().split(/\s/)[0]!);
+        return pool.query(text, values);
+      },
+    };
+    const store = postgresStore(counting, { table });
+    await store.get("warm"); // the migration check, once per store
+    const sent = async (call: () => Promise<unknown>) => {
+      texts.length = 0;
+      await call();
+      return [...texts];
+    };
+    const { record } = await store.claim("order-a", claimInput);
+    await store.update("order-a", { token: record.token! }, { state: "completed", result: "1" });
+    const replay = () => store.claim("order-a", { ...claimInput, token: "t2" });
+    // Insert first while claims make new keys; a replay is then answered by the same statement.
+    expect(await sent(() => store.claim("order-b", claimInput))).toEqual(["WITH"]);
+    for (let i = 0; i < 4; i++) expect(await sent(replay)).toEqual(["WITH"]);
+    // Read first once they meet records; a new key then pays the read, and claims turn back to inserting first.
+    expect(await sent(replay)).toEqual(["SELECT"]);
+    expect(await replay()).toMatchObject({ status: "exists", record: { state: "completed", result: "1" } });
+    expect(await sent(() => store.claim("order-c", claimInput))).toEqual(["SELECT", "WITH"]);
+    expect(await sent(() => store.claim("order-d", claimInput))).toEqual(["SELECT", "WITH"]);
+    expect(await sent(() => store.claim("order-e", claimInput))).toEqual(["WITH"]);
+  });
+
+  it("reads changes along the prefix's range of the primary key, not along the expires_at index", async () => {
+    // With `expires_at > now` the planner took the expires_at index whenever the prefix was more than a few percent
+    // of the table, and walked every live record of it.
+    const name = `${table}_plan`;
+    const sent: { text: string; values: unknown[] }[] = [];
+    const spy = {
+      query(text: string, values?: unknown[]) {
+        sent.push({ text, values: values ?? [] });
+        return pool.query(text, values);
+      },
+    };
+    const store = postgresStore(spy, { table: name });
+    await store.get("k");
+    const row = (key: string) =>
+      `SELECT ${key}, 'completed', 'fp', NULL, NULL, 0, NULL, NULL, 0, 0, 9999999999999 FROM generate_series(1, $1::int) g`;
+    await pool.query(`INSERT INTO "${name}" ${row("'call:' || g")}`, [1_000]);
+    await pool.query(`INSERT INTO "${name}" ${row("'other:' || g")}`, [10_000]);
+    await pool.query(`ANALYZE "${name}"`);
+    const found = await store.changes!({ prefix: "call:", since: 1 });
+    expect(found).toMatchObject({ records: [], live: 1_000 });
+    const { text, values } = sent.at(-1)!;
+    const plan = (await pool.query(`EXPLAIN ${text}`, values)).rows.map((r) => r["QUERY PLAN"]).join("\n");
+    expect(plan).toContain(`${name}_pkey`);
+    expect(plan).not.toContain(`${name}_expires_at`);
   });
 
   it("rejects bad arguments with a TypeError naming the option", () => {

@@ -5,7 +5,7 @@ import { createCluster } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreConfigError, StoreError, StoreLayoutError } from "../../src/errors/index.js";
 import { type RedisClientLike, redisStore } from "../../src/redis/index.js";
-import type { Store } from "../../src/store/types.js";
+import type { Changes, Store } from "../../src/store/types.js";
 import { type RedisCluster, startRedisCluster } from "../support/cluster/redis-cluster.js";
 import { testStore } from "./contract.js";
 
@@ -72,7 +72,7 @@ for (const [name, connect] of Object.entries(clients)) {
       expect(() => redisStore(client, { prefix: "app:{idemkey}:" })).not.toThrow();
     });
 
-    it("a reshard of the store's slot: calls in flight wait it out, list and purge say nothing of layouts", async () => {
+    it("a reshard of the store's slot: calls in flight wait it out, list, changes and purge say nothing of layouts", async () => {
       const prefix = `{idemkey-${run}-move-${name.split(" ")[0]}}:`;
       const store = redisStore(client, { prefix });
       const input = () => ({ fingerprint: "fp", token: randomUUID(), leaseMs: 60_000, ttlMs: 600_000 });
@@ -93,6 +93,7 @@ for (const [name, connect] of Object.entries(clients)) {
             store.list({ limit: 100 }),
             store.purge(),
             store.get("before:3"),
+            store.changes!({ since: 0, limit: 100 }),
           ].map(settle),
         );
         const held = Date.now();
@@ -114,6 +115,7 @@ for (const [name, connect] of Object.entries(clients)) {
         (outcomes.slice(0, 5) as PromiseFulfilledResult<{ status: string }>[]).map((o) => o.value.status),
       ).toEqual(Array(5).fill("claimed"));
       expect((outcomes[5] as PromiseFulfilledResult<unknown[]>).value.length).toBeGreaterThanOrEqual(20);
+      expect((outcomes[8] as PromiseFulfilledResult<Changes>).value.live).toBeGreaterThanOrEqual(20);
       expect((await store.list({ limit: 100 })).length).toBe(25);
       expect((await cluster.masterOf(slot)).port).toBe(to.port);
     }, 120_000);

@@ -87,6 +87,27 @@ testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: pre
     expect(page.map((r) => r.key)).toEqual(Array.from({ length: 700 }, (_, i) => keyOf(451 + i)));
   });
 
+  it("reads changes across more index entries than one ZRANGEBYLEX takes, and counts no entry whose record is gone", async () => {
+    const clock = testClock();
+    const store = redisStore(io, { clock, prefix: prefixes.misc });
+    const keyOf = (i: number) => `changes-page:${String(i).padStart(4, "0")}`;
+    await Promise.all(Array.from({ length: 1_200 }, (_, i) => store.claim(keyOf(i), claimInput)));
+    clock.advance(10);
+    const since = clock();
+    const changed = [3, 499, 500, 501, 999, 1_000, 1_199];
+    for (const i of changed) await store.update(keyOf(i), {}, { attempts: 1 });
+    // A record Redis expired itself (its physical TTL) leaves its key index entry behind.
+    await io.del(`${prefixes.misc}r:${keyOf(42)}`);
+    const found = await store.changes!({ prefix: "changes-page:", since, limit: 1_000 });
+    expect(found.records.map((r) => r.key)).toEqual(changed.map(keyOf));
+    expect(found.live).toBe(1_199);
+    expect(found.now).toBe(clock());
+    const limited = await store.changes!({ prefix: "changes-page:", since: 0, limit: 700 });
+    expect(limited.records.map((r) => r.key)).toEqual(
+      Array.from({ length: 701 }, (_, i) => keyOf(i)).filter((k) => k !== keyOf(42)),
+    );
+  });
+
   it("keeps a record as a hash whose null fields are absent, and marks the prefix with layout 2", async () => {
     const store = redisStore(io, { prefix: prefixes.misc });
     await store.claim("hash", { ...claimInput, state: "awaiting_approval" });
@@ -100,6 +121,78 @@ testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: pre
       expiresAt: expect.any(String),
     });
     expect(await io.get(`${prefixes.misc}layout`)).toBe("2");
+  });
+
+  it("writes layout 2 records field for field and reads them as the previous scripts wrote them", async () => {
+    // The scripts' arguments and replies may change between versions; the hash may not, so that processes of two
+    // versions share a prefix. One clock for the whole test: every time below is exact.
+    const store = redisStore(io, { prefix: prefixes.misc, clock: () => 1_000_000 });
+    const input = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000, data: '{"d":1}' };
+    const pending = {
+      state: "pending",
+      fingerprint: "fp",
+      token: "t1",
+      attempts: "0",
+      createdAt: "1000000",
+      updatedAt: "1000000",
+      expiresAt: "1060000",
+      leaseUntil: "1001000",
+      data: '{"d":1}',
+    };
+    await store.claim("golden-new", input);
+    expect(await io.hgetall(`${prefixes.misc}r:golden-new`)).toEqual(pending);
+
+    // A pending record and its index entries as the scripts before this version wrote them, by hand.
+    await io.hset(`${prefixes.misc}r:golden-old`, pending);
+    await io.zadd(`${prefixes.misc}expiries`, 1_060_000, "golden-old");
+    await io.zadd(`${prefixes.misc}keys`, 0, "golden-old");
+    const record = {
+      key: "golden-old",
+      state: "pending",
+      fingerprint: "fp",
+      token: "t1",
+      leaseUntil: 1_001_000,
+      attempts: 0,
+      result: null,
+      data: '{"d":1}',
+      createdAt: 1_000_000,
+      updatedAt: 1_000_000,
+      expiresAt: 1_060_000,
+    };
+    expect(await store.get("golden-old")).toEqual(record);
+    // The resend rule reads createdAt and updatedAt: untouched since creation, the resent claim is the first one.
+    expect(await store.claim("golden-old", input)).toEqual({ status: "claimed", record });
+    // A renewal asks back every field its patch leaves: attempts, result, data, fingerprint, createdAt.
+    expect(
+      await store.update("golden-old", { token: "t1", state: "pending" }, { leaseMs: 2_000, ttlMs: 70_000 }),
+    ).toEqual({ ...record, leaseUntil: 1_002_000, expiresAt: 1_070_000 });
+    const completed = await store.update(
+      "golden-old",
+      { token: "t1", state: "pending" },
+      { state: "completed", result: '{"ok":1}', token: null, leaseMs: null, attempts: 1, ttlMs: 30_000 },
+    );
+    expect(completed).toEqual({
+      ...record,
+      state: "completed",
+      token: null,
+      leaseUntil: null,
+      attempts: 1,
+      result: '{"ok":1}',
+      expiresAt: 1_030_000,
+    });
+    expect(await io.hgetall(`${prefixes.misc}r:golden-old`)).toEqual({
+      state: "completed",
+      fingerprint: "fp",
+      attempts: "1",
+      result: '{"ok":1}',
+      data: '{"d":1}',
+      createdAt: "1000000",
+      updatedAt: "1000000",
+      expiresAt: "1030000",
+    });
+    // The expiry moved earlier, so its index score came down with it.
+    expect(await io.zscore(`${prefixes.misc}expiries`, "golden-old")).toBe("1030000");
+    expect(await store.get("golden-old")).toEqual(completed);
   });
 
   it("refuses a prefix written by layout 1 (JSON strings, no marker) or marked with a newer layout", async () => {
@@ -143,6 +236,18 @@ testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: pre
       await expect(call()).rejects.toMatchObject({ name: "StoreLayoutError", found: 1 });
     }
     expect(await io.type(`${prefixes.misc}r:stray`)).toBe("string");
+    // Listed in the key index, it is refused by the scripts that walk it too.
+    await io.zadd(`${prefixes.misc}keys`, 0, "stray");
+    try {
+      for (const call of [
+        () => store.list({ prefix: "stray" }),
+        () => store.changes!({ prefix: "stray", since: 0 }),
+      ]) {
+        await expect(call()).rejects.toMatchObject({ name: "StoreLayoutError", found: 1 });
+      }
+    } finally {
+      await io.zrem(`${prefixes.misc}keys`, "stray");
+    }
   });
 
   it("purges past index scores left early by a later expiry, and lowers the score when expiry moves earlier", async () => {

@@ -6,16 +6,16 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { listStatement } from "../../src/sqlite/list.js";
-import { runTogether, spawnWorker } from "../support/workers.js";
 import { testStore } from "./contract.js";
-
-const claimer = new URL("./fixtures/sqlite-claimer.ts", import.meta.url);
+import { testSqliteHotPath } from "./sqlite-hot-path.js";
+import { expectTwoProcessRace } from "./sqlite-race.js";
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 testStore("sqlite (file)", (clock) => sqliteStore(join(dir, "contract.db"), { clock }));
 testStore("sqlite (:memory:)", (clock) => sqliteStore(":memory:", { clock, table: "records_in_memory" }));
+testSqliteHotPath("sqliteStore", dir, (path, options) => sqliteStore(path, options));
 
 describe("sqliteStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
@@ -110,6 +110,14 @@ describe("sqliteStore", () => {
     db.close();
   });
 
+  it("leaves a passed-in connection's checkpoint interval alone", () => {
+    const db = new BetterSqlite3(":memory:");
+    db.pragma("wal_autocheckpoint = 123");
+    sqliteStore(db);
+    expect(db.pragma("wal_autocheckpoint", { simple: true })).toBe(123);
+    db.close();
+  });
+
   it("leaves a passed-in connection's synchronous setting alone unless told, and sets the one it is told", () => {
     const db = new BetterSqlite3(":memory:");
     db.pragma("synchronous = EXTRA");
@@ -149,26 +157,6 @@ describe("sqliteStore across processes", () => {
     const setup = sqliteStore(path);
     await setup.get("init"); // both children find the schema in place
     await setup.close();
-    const outputs = await runTogether(
-      ["a", "b"].map((name) =>
-        spawnWorker<{ worker: string; claimed: string[] }>(claimer, [path, "200", name]),
-      ),
-    );
-
-    const all = outputs.flatMap((o) => o.claimed);
-    expect(new Set(all).size).toBe(all.length);
-    expect(all.sort()).toEqual(Array.from({ length: 200 }, (_, i) => `race:${i}`).sort());
-    // The file itself, read apart from the store, agrees: each row carries the token of the worker that said it won.
-    const db = new BetterSqlite3(path, { readonly: true });
-    const rows = db.prepare("SELECT key, token FROM idemkey_records WHERE key LIKE 'race:%'").all() as {
-      key: string;
-      token: string;
-    }[];
-    db.close();
-    expect(rows).toHaveLength(200);
-    for (const { key, token } of rows) {
-      const winner = outputs.find((o) => o.claimed.includes(key))!;
-      expect(token.startsWith(`${winner.worker}:`)).toBe(true);
-    }
+    await expectTwoProcessRace("sqlite", path);
   });
 });

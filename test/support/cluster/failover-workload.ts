@@ -1,23 +1,34 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { expect } from "vitest";
 import { createHarness, defineTool } from "../../../src/index.js";
+import { storeKey } from "../../../src/owner/engine.js";
 import type { Store } from "../../../src/store/types.js";
-import { expressFramework, newOwner } from "../../owner/apps.js";
+import { expressFramework, type Framework, hold, newOwner, type Owner } from "../../owner/apps.js";
 
 /**
  * Calls in flight through a store fault: harness calls of a `keyed` and an `unguarded` tool, and POSTs with an
- * Idempotency-Key through the Express middleware, from several concurrent loops; `fault` runs once enough calls
+ * Idempotency-Key through the Express middleware (or each of `frameworks`), from several concurrent loops; `fault` runs once enough calls
  * went through, and the loops go on until as many again succeeded after it. Then every call is made again until it
  * settles, as an agent's retries would. Every effect is counted where it happens (the tools' and the handler's own
  * lists), never through the store.
  */
 export interface WorkloadOptions {
   store: Store;
-  fault: () => Promise<void>;
+  /**
+   * The fault, run once. With `holdInFlight`, one call of each tool and one request of each framework have started
+   * their effect and wait when it begins; `inFlight.release()` lets them finish (their completion and save then meet
+   * the fault), and they are let go when the fault returns in any case.
+   */
+  fault: (inFlight: { release(): void }) => Promise<void>;
+  /** Hold one call or request of each kind mid-effect across the fault (see `fault`). */
+  holdInFlight?: boolean;
   /** How long the harness and the middleware hold a claim. */
   leaseMs: number;
   /** Calls that must succeed before the fault, and again after it. */
   calls?: number;
   loops?: number;
+  /** The middleware the requests go through, one app each on the same store; Express alone by default. */
+  frameworks?: Framework[];
 }
 
 export interface WorkloadReport {
@@ -25,8 +36,10 @@ export interface WorkloadReport {
   keyed: Map<string, string[]>;
   /** Runs of the unguarded tool by call id. */
   unguarded: Map<string, number>;
-  /** Runs of the HTTP handler by Idempotency-Key. */
+  /** Runs of the HTTP handler by `<framework>:<Idempotency-Key>`. */
   handler: Map<string, number>;
+  /** The store key of each call id's keyed and unguarded call, and of each handler's Idempotency-Key. */
+  storeKeys: { keyed(id: string): string; unguarded(id: string): string; handler(name: string): string };
   /** What the calls and requests threw or answered other than success, by error name or HTTP status. */
   failures: Map<string, number>;
   /** Call ids whose unguarded call ended in OutcomeUnknownError, or whose request got the middleware's 409
@@ -47,7 +60,16 @@ export interface WorkloadReport {
 }
 
 export async function runFailoverWorkload(options: WorkloadOptions): Promise<WorkloadReport> {
-  const { store, fault, leaseMs, calls = 40, loops = 6 } = options;
+  const { store, fault, leaseMs, calls = 40, loops = 6, frameworks = [expressFramework] } = options;
+  // A tool's gate: its next run records its effect, then waits for the gate to open.
+  const gates = new Map<string, { open: Promise<void>; entered: () => void }>();
+  const gate = async (tool: string) => {
+    const held = gates.get(tool);
+    if (!held) return;
+    gates.delete(tool);
+    held.entered();
+    await held.open;
+  };
   const keyed = new Map<string, string[]>();
   const unguarded = new Map<string, number>();
   const failures = new Map<string, number>();
@@ -70,6 +92,7 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
     run: async (args: { id: string }, ctx) => {
       await sleep(5);
       keyed.set(args.id, [...(keyed.get(args.id) ?? []), ctx.idempotencyKey]);
+      await gate("charge");
       return { charged: args.id };
     },
   });
@@ -79,18 +102,26 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
     run: async (args: { id: string }) => {
       await sleep(5);
       unguarded.set(args.id, (unguarded.get(args.id) ?? 0) + 1);
+      await gate("email");
       return { sent: args.id };
     },
   });
-  const owner = newOwner();
-  const app = await expressFramework.start(owner, {
-    store,
-    leaseMs,
-    onError: ({ phase, error }) => {
-      if (phase === "save") savesLost += 1;
-      count(`middleware ${phase}: ${(error as Error)?.name}`);
-    },
-  });
+  const apps: { framework: Framework; owner: Owner; app: Awaited<ReturnType<Framework["start"]>> }[] = [];
+  for (const framework of frameworks) {
+    const owner = newOwner();
+    const app = await framework.start(owner, {
+      store,
+      leaseMs,
+      onError: ({ phase, error }) => {
+        if (phase === "save") savesLost += 1;
+        count(`${framework.name} ${phase}: ${(error as Error)?.name}`);
+      },
+    });
+    apps.push({ framework, owner, app });
+  }
+  // Express keeps the key it always had; the others name themselves, since they share the store and the scope.
+  const idempotencyKey = (framework: Framework, id: string) =>
+    framework === expressFramework ? `http-${id}` : `http-${framework.name}-${id}`;
 
   const ids: string[] = [];
   let succeeded = 0;
@@ -121,20 +152,27 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
         });
       })(),
       harness.call("failover", email, { id }).catch(fail),
-      app.request({ headers: { "idempotency-key": `http-${id}` }, body: JSON.stringify({ id }) }).then(
-        (response) => {
-          // The middleware took over a key whose handler may have run and will not run it again: surfaced.
-          if (response.status === 409 && response.body.includes("problems/outcome-unknown")) {
-            count("HTTP 409 outcome-unknown");
-            if (outcome === "ok") outcome = "unknown";
-            return;
-          }
-          if (response.status !== 201) {
-            count(`HTTP ${response.status}`);
-            outcome = "failed";
-          }
-        },
-        (error: unknown) => fail(error),
+      ...apps.map(({ framework, app }) =>
+        app
+          .request({
+            headers: { "idempotency-key": idempotencyKey(framework, id) },
+            body: JSON.stringify({ id }),
+          })
+          .then(
+            (response) => {
+              // The middleware took over a key whose handler may have run and will not run it again: surfaced.
+              if (response.status === 409 && response.body.includes("problems/outcome-unknown")) {
+                count(`${framework.name} 409 outcome-unknown`);
+                if (outcome === "ok") outcome = "unknown";
+                return;
+              }
+              if (response.status !== 201) {
+                count(`${framework.name} ${response.status}`);
+                outcome = "failed";
+              }
+            },
+            (error: unknown) => fail(error),
+          ),
       ),
     ]);
     return outcome;
@@ -156,7 +194,27 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
   };
   try {
     await reached(calls);
-    await fault();
+    let release = () => {};
+    if (options.holdInFlight) {
+      const opened = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const entered: Promise<void>[] = [];
+      for (const tool of ["charge", "email"]) {
+        entered.push(new Promise<void>((resolve) => gates.set(tool, { open: opened, entered: resolve })));
+      }
+      for (const { owner } of apps) {
+        const held = hold(owner);
+        entered.push(held.entered);
+        void opened.then(held.open);
+      }
+      await Promise.all(entered);
+    }
+    try {
+      await fault({ release });
+    } finally {
+      release();
+    }
     const after = succeeded;
     await reached(after + calls);
   } finally {
@@ -178,12 +236,14 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
       await sleep(100);
     }
   }
-  await app.close();
+  for (const { app } of apps) await app.close();
 
   const handler = new Map<string, number>();
-  for (const effect of owner.effects) {
-    const key = `http-${(effect.body as { id: string }).id}`;
-    handler.set(key, (handler.get(key) ?? 0) + 1);
+  for (const { framework, owner } of apps) {
+    for (const effect of owner.effects) {
+      const key = `${framework.name}:${idempotencyKey(framework, (effect.body as { id: string }).id)}`;
+      handler.set(key, (handler.get(key) ?? 0) + 1);
+    }
   }
   let keyedRepeats = 0;
   for (const [id, keys] of keyed) {
@@ -196,6 +256,12 @@ export async function runFailoverWorkload(options: WorkloadOptions): Promise<Wor
     keyed,
     unguarded,
     handler,
+    storeKeys: {
+      keyed: (id) => `call:${harness.key("failover", charge, { id })}`,
+      unguarded: (id) => `call:${harness.key("failover", email, { id })}`,
+      // Every app's scope is the account, "anonymous" for these requests.
+      handler: (name) => storeKey("anonymous", name.slice(name.indexOf(":") + 1)),
+    },
     failures,
     unknown,
     keyedRepeats,
@@ -211,3 +277,12 @@ export const describeReport = (report: WorkloadReport) =>
   `${report.ids} call ids; failures ${JSON.stringify(Object.fromEntries(report.failures))}; ` +
   `${report.unknown} unknown outcomes; ${report.completionsLost} keyed completions and ${report.savesLost} saves lost; repeats: keyed ${report.keyedRepeats}, unguarded ${report.unguardedRepeats}, ` +
   `handler ${report.handlerRepeats}`;
+
+/** Nothing ran twice and nothing was lost: no re-run of any kind, every completion and saved response written. */
+export function expectNothingRepeated(report: WorkloadReport): void {
+  expect(report.unguardedRepeats, describeReport(report)).toBe(0);
+  expect(report.handlerRepeats, describeReport(report)).toBe(0);
+  expect(report.completionsLost, describeReport(report)).toBe(0);
+  expect(report.savesLost, describeReport(report)).toBe(0);
+  expect(report.keyedRepeats, describeReport(report)).toBe(0);
+}

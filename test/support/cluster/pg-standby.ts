@@ -28,8 +28,20 @@ export interface PgPair {
   standbyPort: number;
   /** SIGKILLs the primary's postmaster and every backend of it, as a machine lost would. */
   killPrimary(): Promise<void>;
+  /**
+   * SIGSTOPs the primary's WAL senders: the standby hears nothing more, and an asynchronous primary commits on
+   * without it (a standby that lags, as a slow link or a busy standby makes it). `killPrimary` ends them too.
+   */
+  pauseReplication(): Promise<void>;
   /** `pg_ctl promote` on the standby, waiting until it takes writes. */
   promote(): Promise<void>;
+  /** `pg_ctl stop -m immediate` on the primary: every backend gone at once, no checkpoint, as a crash would. */
+  stopPrimary(): Promise<void>;
+  /**
+   * Starts the primary again on its port (after `stopPrimary` or `killPrimary`): crash recovery replays its WAL, so
+   * it has every commit it acknowledged. After a promotion it runs on its own, no longer the standby's primary.
+   */
+  startPrimary(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -172,8 +184,26 @@ export async function startPgPair({ synchronous }: { synchronous: boolean }): Pr
       });
       running.delete(primary);
     },
+    async pauseReplication() {
+      const postmaster = Number((await readFile(join(primary, "postmaster.pid"), "utf8")).split("\n")[0]);
+      const { stdout } = await exec("ps", ["-o", "pid=,args=", "--ppid", `${postmaster}`]);
+      const senders = stdout
+        .split("\n")
+        .filter((line) => /walsender/.test(line))
+        .map((line) => Number(line.trim().split(/\s+/)[0]));
+      if (senders.length === 0) throw new Error("the primary has no WAL sender to pause");
+      for (const pid of senders) process.kill(pid, "SIGSTOP");
+    },
     async promote() {
       await as("pg_ctl", ["-D", standby, "-w", "promote"]);
+    },
+    async stopPrimary() {
+      await as("pg_ctl", ["-D", primary, "-m", "immediate", "-w", "stop"]);
+      running.delete(primary);
+    },
+    async startPrimary() {
+      running.add(primary);
+      await as("pg_ctl", ["-D", primary, "-l", join(dir, "primary.log"), "-w", "start"]);
     },
     stop,
   };

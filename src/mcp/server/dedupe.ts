@@ -1,12 +1,19 @@
-import { claimKey } from "../claim/claim.js";
-import type { Claim, Hold } from "../claim/types.js";
-import { canonicalize } from "../key/canonicalize.js";
-import { sha256Hex } from "../key/idempotency-key.js";
-import { type McpDedupeOptions, type McpHandlerExtra, resolveOptions } from "./dedupe-options.js";
+import { claimKey } from "../../claim/claim.js";
+import type { Claim, Hold } from "../../claim/types.js";
+import { LeaseLostError } from "../../errors/lease-lost-error.js";
+import { canonicalize } from "../../key/canonicalize.js";
+import { sha256Hex } from "../../key/idempotency-key.js";
+import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
+import { REFUSAL_META, REPLAYED_META, Refusal } from "../meta.js";
+import type { McpCallToolResult } from "../types.js";
+import {
+  type McpDedupeOptions,
+  type McpErrorEvent,
+  type McpHandlerExtra,
+  resolveOptions,
+} from "./dedupe-options.js";
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
-import { REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
 import { idempotencyKeyOf } from "./read-key.js";
-import type { McpCallToolResult } from "./types.js";
 
 // R is the handler's own result type (its SDK's CallToolResult), so the wrapped handler fits that SDK's registerTool.
 type Handler<A, E, R> = (args: A, extra: E) => R | Promise<R>;
@@ -37,7 +44,8 @@ export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R ex
 export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
   options: McpDedupeOptions<Extra>,
 ): McpDedupe<Extra> {
-  const { store, scope, required, leaseMs, retentionMs, save, rerunAfterTakeover } = resolveOptions(options);
+  const { store, scope, required, leaseMs, retentionMs, save, rerunAfterTakeover, onError } =
+    resolveOptions(options);
 
   return function dedupe<A, E extends Extra, R extends McpCallToolResult>(
     name: string,
@@ -66,7 +74,9 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         throw new TypeError(`options.scope must return a string, got ${who === null ? "null" : typeof who}`);
       }
       const fingerprint = sha256Hex(canonicalize([name, args ?? null]));
-      const recordKey = storeKey(who, key);
+      const recordKey = scopedKey(StorePrefix.mcp, who, key);
+      const report = (phase: McpErrorEvent["phase"], error: unknown) =>
+        onError({ error, phase, tool: name, scope: who, key });
       let claim: Claim;
       try {
         // Step "claim" (docs/claim-protocol.md); the claim layer renews the lease while the tool runs.
@@ -77,9 +87,13 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
           leaseMs,
           ttlMs: retentionMs,
           data: JSON.stringify({ scope: who, key, tool: name }),
+          onRenewError: (error) => report("renew", error),
+          // Told by the claim layer as a renewal finds the key taken over, as the owner engine is: reading
+          // `hold.lost` after the tool instead made an AbortController per call, and reported the loss late.
+          onLost: () => report("renew", new LeaseLostError(key)),
         });
       } catch (error) {
-        warn(`could not claim the key of a "${name}" call`, error);
+        report("claim", error);
         return refuse(
           Refusal.unavailable,
           "The server could not check this call's idempotency key, so it did not run the tool. Retry it later.",
@@ -110,7 +124,7 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         try {
           await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
         } catch (error) {
-          warn(`could not record the unknown outcome of a "${name}" call`, error);
+          report("claim", error);
         } finally {
           hold.stop();
         }
@@ -121,19 +135,17 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
       try {
         result = await handler(args, extra);
       } catch (error) {
-        await release(hold);
+        await release(hold, report);
         throw error;
       }
-      if (hold.lost.aborted)
-        warn(`the key of a "${name}" call was taken over while it ran`, hold.lost.reason);
       let text: string | undefined;
       try {
         text = (save(result) ?? result.isError !== true) ? JSON.stringify(result) : undefined;
       } catch (error) {
-        warn(`the result of a "${name}" call could not be saved`, error);
+        report("save", error);
       }
       if (text === undefined) {
-        await release(hold);
+        await release(hold, report);
         return result;
       }
       try {
@@ -141,25 +153,20 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         await hold.save({ state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs });
       } catch (error) {
         // The tool ran: its result goes to the client; the key stays locked, so a retry is refused, never rerun.
-        warn(`the result of a "${name}" call could not be saved`, error);
+        report("save", error);
       }
       return result;
     };
   };
 
-  async function release(hold: Hold): Promise<void> {
+  async function release(hold: Hold, report: (phase: "release", error: unknown) => void): Promise<void> {
     try {
       await hold.release();
     } catch (error) {
       // The key stays claimed until its lease runs out; then a retry takes it over.
-      warn("could not release a key", error);
+      report("release", error);
     }
   }
-}
-
-/** The record's identity is (scope, key): JSON keeps the pair unambiguous, and the hash bounds its length. */
-function storeKey(scope: string, key: string): string {
-  return `mcp:${sha256Hex(JSON.stringify([scope, key]))}`;
 }
 
 const UNKNOWN =
@@ -168,8 +175,4 @@ const UNKNOWN =
 
 function refusalResult(refusal: Refusal, text: string): McpCallToolResult {
   return { content: [{ type: "text", text }], isError: true, _meta: { [REFUSAL_META]: refusal } };
-}
-
-function warn(what: string, error: unknown): void {
-  process.emitWarning(`idemkey/mcp: ${what}: ${String(error)}`, "IdemkeyWarning");
 }

@@ -1,8 +1,7 @@
+import { bareKeyProblem } from "../../key/key-rule.js";
+import { IDEMPOTENCY_KEY_META } from "../meta.js";
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
-import { IDEMPOTENCY_KEY_META } from "./meta.js";
 
-/** Visible ASCII without `"`, `,` and `\`: what an `Idempotency-Key` header carries bare. */
-const KEY = /^[\x21\x23-\x2b\x2d-\x5b\x5d-\x7e]{1,255}$/;
 const PATH = `params._meta["${IDEMPOTENCY_KEY_META}"]`;
 
 /**
@@ -32,16 +31,12 @@ export function idempotencyKeyOf(extra: {
       `${PATH} must be a string, got ${value === null ? "null" : typeof value}`,
     );
   }
-  if (!KEY.test(value)) {
-    const why =
-      value.length === 0
-        ? "is empty"
-        : value.length > 255
-          ? `is ${value.length} characters long; the limit is 255`
-          : 'has a character that is not visible ASCII, or is one of " , \\';
+  // The bare form: a server forwards what it reads here into a header or a column as it is, unquoted.
+  const problem = bareKeyProblem(value);
+  if (problem !== undefined) {
     throw new InvalidIdempotencyKeyError(
       PATH,
-      `${PATH} ${why}; send a key such as idempotencyKey() derives, or a UUID`,
+      `${PATH} ${problem}; send a key such as idempotencyKey() derives, or a UUID`,
     );
   }
   return value;

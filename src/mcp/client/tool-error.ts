@@ -1,5 +1,5 @@
-import { IdemkeyError } from "../errors/idemkey-error.js";
-import type { McpCallToolResult } from "./types.js";
+import { IdemkeyError } from "../../errors/idemkey-error.js";
+import type { McpCallToolResult } from "../types.js";
 
 /**
  * An MCP server answered a tool call with an error result (`isError: true`): a write outside the allowed root, a

@@ -1,11 +1,12 @@
-import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
-import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
-import { ToolCallError } from "../errors/tool-call-error.js";
-import { defineTool } from "../harness/define-tool.js";
-import type { Tool, ToolContext, ToolDefinition } from "../harness/types.js";
-import { IDEMPOTENCY_KEY_META, REFUSAL_META, Refusal } from "./meta.js";
+import { IdempotencyConflictError } from "../../errors/idempotency-conflict-error.js";
+import { OutcomeUnknownError } from "../../errors/outcome-unknown-error.js";
+import { ToolCallError } from "../../errors/tool-call-error.js";
+import { defineTool } from "../../harness/define-tool.js";
+import type { Tool, ToolContext, ToolDefinition } from "../../harness/types.js";
+import { checkNumber } from "../../options/number-option.js";
+import { IDEMPOTENCY_KEY_META, REFUSAL_META, Refusal } from "../meta.js";
+import type { McpCallToolResult } from "../types.js";
 import { McpToolError, resultText } from "./tool-error.js";
-import type { McpCallToolResult } from "./types.js";
 
 /** A `tools/call` request's params, as `mcpTool` sends them. */
 export interface McpCallParams {
@@ -81,12 +82,7 @@ export function mcpTool<A extends McpArguments = McpArguments>(
   if (typeof keyName !== "string" || keyName.length === 0) {
     throw new TypeError(`options.keyName must be a non-empty string, got ${typeof keyName}`);
   }
-  if (
-    timeoutMs !== undefined &&
-    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
-  ) {
-    throw new TypeError(`options.timeoutMs must be a finite number > 0, got ${String(timeoutMs)}`);
-  }
+  if (timeoutMs !== undefined) checkNumber("options.timeoutMs", timeoutMs, { exclusive: true });
   const v2 =
     typeof (client as { getNegotiatedProtocolVersion?: unknown }).getNegotiatedProtocolVersion === "function";
   return defineTool<A, McpCallToolResult>({
@@ -115,10 +111,7 @@ async function callOnce(
   const text = resultText(result);
   switch (refusal) {
     case Refusal.keyReused:
-      throw new IdempotencyConflictError(
-        ctx.idempotencyKey,
-        `The MCP tool "${name}" refused the call: ${text}`,
-      );
+      throw new IdempotencyConflictError({ key: ctx.idempotencyKey, by: "mcp", tool: name, detail: text });
     case Refusal.keyInFlight:
     case Refusal.unavailable:
       throw new ToolCallError(`The MCP tool "${name}" did not run the call yet: ${text}`, {
@@ -126,10 +119,7 @@ async function callOnce(
         retryAfterMs: 1000,
       });
     case Refusal.outcomeUnknown:
-      throw new OutcomeUnknownError(
-        ctx.idempotencyKey,
-        `The MCP tool "${name}" refused the call: ${text} Check whether it took effect, then resolve the key.`,
-      );
+      throw new OutcomeUnknownError({ key: ctx.idempotencyKey, by: "mcp", tool: name, detail: text });
     case Refusal.keyInvalid:
     case Refusal.keyMissing:
       throw new ToolCallError(`The MCP tool "${name}" refused the call: ${text}`, {

@@ -1,5 +1,8 @@
-import type { Store } from "../store/types.js";
-import type { McpCallToolResult as CallToolResult } from "./types.js";
+import { describeThrown } from "../../options/describe.js";
+import { numberOption } from "../../options/number-option.js";
+import { reporter } from "../../options/report.js";
+import type { Store } from "../../store/types.js";
+import type { McpCallToolResult as CallToolResult } from "../types.js";
 
 /**
  * What `mcpDedupe` reads of a tool handler's `extra`: the request `_meta` and the authenticated caller, where v1
@@ -45,7 +48,8 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
   leaseMs?: number;
   /**
    * How long a saved result is replayed, in milliseconds, from when it was saved. After it, the same key runs the
-   * tool again. Remove expired records with `store.purge()`.
+   * tool again. Remove expired records with the harness's or the middleware's `purge({ batchSize })` on the same
+   * store (every expired record, whoever wrote it), or the store's own `purge({ limit })`, one batch.
    * @default 86400000 (24 hours)
    */
   retentionMs?: number;
@@ -62,6 +66,24 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
    * @default false
    */
   rerunAfterTakeover?: boolean;
+  /**
+   * Told about failures that happen once the call's answer is decided (the tool ran, or was refused): a store error
+   * while claiming, saving or releasing a key, a lease lost while the tool ran, a `save` hook that threw. The same
+   * event as the HTTP middleware's `onError`, with the tool's name; a hook that throws, or no hook, gives an
+   * `IdemkeyWarning` instead.
+   * @default a process warning of type `IdemkeyWarning`
+   */
+  onError?: (event: McpErrorEvent) => void;
+}
+
+/** A failure `mcpDedupe` could not answer with: the call's result was decided. */
+export interface McpErrorEvent {
+  readonly error: unknown;
+  /** Taking the key (or recording its unknown outcome), renewing its lease, saving the result, releasing the key. */
+  readonly phase: "claim" | "renew" | "save" | "release";
+  readonly tool: string;
+  readonly scope: string;
+  readonly key: string;
 }
 
 interface Resolved<Extra> {
@@ -72,6 +94,7 @@ interface Resolved<Extra> {
   retentionMs: number;
   save: (result: CallToolResult) => boolean | undefined;
   rerunAfterTakeover: boolean;
+  onError: (event: McpErrorEvent) => void;
 }
 
 export function resolveOptions<Extra extends McpHandlerExtra>(
@@ -94,6 +117,7 @@ export function resolveOptions<Extra extends McpHandlerExtra>(
     retentionMs: positive("retentionMs", options.retentionMs, 24 * 60 * 60 * 1000),
     save: options.save ?? (() => undefined),
     rerunAfterTakeover: options.rerunAfterTakeover ?? false,
+    onError: reporter(options.onError, "onError", errorText),
   };
   if (typeof resolved.rerunAfterTakeover !== "boolean") {
     throw new TypeError("options.rerunAfterTakeover must be a boolean");
@@ -101,13 +125,15 @@ export function resolveOptions<Extra extends McpHandlerExtra>(
   if (typeof resolved.scope !== "function") throw new TypeError("options.scope must be a function");
   if (typeof resolved.required !== "boolean") throw new TypeError("options.required must be a boolean");
   if (typeof resolved.save !== "function") throw new TypeError("options.save must be a function");
+  if (options.onError !== undefined && typeof options.onError !== "function") {
+    throw new TypeError("options.onError must be a function");
+  }
   return resolved;
 }
 
-function positive(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isFinite(value) || !(value > 0)) {
-    throw new TypeError(`options.${name} must be a finite number > 0, got ${String(value)}`);
-  }
-  return value;
+const positive = (name: string, value: unknown, fallback: number) =>
+  numberOption(`options.${name}`, value, fallback, { exclusive: true });
+
+function errorText({ error, phase, tool, scope, key }: McpErrorEvent): string {
+  return `${phase} failed for a "${tool}" call with key ${JSON.stringify(key)} (scope ${JSON.stringify(scope)}): ${describeThrown(error)}`;
 }

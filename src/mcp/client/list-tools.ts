@@ -1,7 +1,8 @@
-import type { Tool } from "../harness/types.js";
-import { Effect } from "../harness/types.js";
+import type { Tool } from "../../harness/types.js";
+import { Effect } from "../../harness/types.js";
+import { checkNumber } from "../../options/number-option.js";
+import type { McpCallToolResult, McpToolAnnotations, McpToolDefinition } from "../types.js";
 import { type McpArguments, type McpCallClient, mcpTool } from "./client-tool.js";
-import type { McpCallToolResult, McpToolAnnotations, McpToolDefinition } from "./types.js";
 
 /**
  * The methods of an MCP `Client` that `mcpTools` uses: a connected `Client` of either SDK line fits. (v2's
@@ -149,11 +150,6 @@ function resolveOptions(
   }
   if (typeof keyPrefix !== "string")
     throw new TypeError(`options.keyPrefix must be a string, got ${typeof keyPrefix}`);
-  if (
-    timeoutMs !== undefined &&
-    !(typeof timeoutMs === "number" && timeoutMs > 0 && Number.isFinite(timeoutMs))
-  ) {
-    throw new TypeError(`options.timeoutMs must be a finite number > 0, got ${String(timeoutMs)}`);
-  }
+  if (timeoutMs !== undefined) checkNumber("options.timeoutMs", timeoutMs, { exclusive: true });
   return { effects: { ...effects }, trustAnnotations, defaultEffect, keyPrefix, timeoutMs };
 }

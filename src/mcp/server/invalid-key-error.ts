@@ -1,4 +1,4 @@
-import { IdemkeyError } from "../errors/idemkey-error.js";
+import { IdemkeyError } from "../../errors/idemkey-error.js";
 
 /**
  * The idempotency key a tool call carried in its `_meta` is unusable: not a string, empty, longer than 255

@@ -1,0 +1,234 @@
+/*
+ * The store operations both SQLite stores share (better-sqlite3's `idemkey/sqlite` and `node:sqlite`'s
+ * `idemkey/node-sqlite`), written once against the little each driver is adapted to. No driver is imported here.
+ */
+import type { DriverName } from "../store/driver.js";
+import { guardStore } from "../store/guard.js";
+import { decideClaim } from "../store/record.js";
+import type { ChangesQuery, ClaimInput, ClaimResult, ListQuery, Store, StoreRecord } from "../store/types.js";
+import { nextTurn } from "../store/yield.js";
+import { changesStatements } from "./changes.js";
+import { listStatement } from "./list.js";
+import type { ResolvedSqliteOptions } from "./options.js";
+import { putSql, recordValues, updateStatement } from "./statements.js";
+import { COLUMNS } from "./table.js";
+
+export interface SqliteStatement {
+  /** The first row as a plain object, or `undefined`. */
+  get(...values: unknown[]): unknown;
+  all(...values: unknown[]): unknown[];
+  run(...values: unknown[]): { changes: number | bigint };
+}
+
+/** A connection as the shared operations use it; each store adapts its driver to this. */
+export interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+  /**
+   * Runs `fn` inside a deferred transaction (`BEGIN`, or a savepoint inside the caller's transaction): the write
+   * lock is taken at the first write, and commits or rolls back with `fn`.
+   */
+  deferred<T>(fn: () => T): T;
+  /** Whether the caller holds a transaction open on this connection. */
+  readonly inTransaction: boolean;
+  /** Whether a driver error is SQLITE_BUSY (another connection holds the lock past the synchronous wait). */
+  isBusy(error: unknown): boolean;
+}
+
+/** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
+const SYNC_BUSY_MS = 20;
+
+/**
+ * WAL pages between two checkpoints on a file the store opens (SQLite's default is 1,000). A checkpoint runs inside
+ * the commit that crosses the mark and fsyncs the log and the file twice, on the event loop: a claim and its
+ * completion write ~6 pages (the middleware's ~9), so at 1,000 one request in ~110-170 waited for both: 80 µs of
+ * fsync per fresh request on average, measured under load; at 4,000 they come four times less often and each copies
+ * once pages written several times (30 µs of fsync per request; the mean request 30% faster, the longest no longer).
+ * What a commit survives is unchanged (that is `synchronous`); the log file grows to ~16 MB instead of ~4 MB.
+ */
+const CHECKPOINT_PAGES = 4000;
+
+/** Rows one purge statement deletes at most: a few milliseconds of write lock. */
+const PURGE_CHUNK = 500;
+
+/**
+ * Everything of a SQLite store but `close`. `ensureSchema` creates or migrates the table (it differs only in the
+ * driver it takes). At open only a short lock wait is synchronous: the switch to WAL mode, when another process's
+ * lock makes it answer SQLITE_BUSY, is tried again by the first operation, asynchronously within `busyTimeoutMs`
+ * (six processes opening one new file together hit it; a synchronous wait froze each of them for as long).
+ */
+export function sqliteRecords(
+  driver: DriverName,
+  conn: SqliteConnection,
+  resolved: ResolvedSqliteOptions,
+  owned: boolean,
+  ensureSchema: () => void,
+): Omit<Store, "close"> {
+  const { clock, table, busyTimeoutMs } = resolved;
+  // From here on a lock is waited for synchronously only this long; the rest are asynchronous retries.
+  conn.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`);
+  // A connection's own setting, which takes no lock; a Database passed in keeps the interval its owner chose.
+  if (owned) conn.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+  const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
+  const configure = () => {
+    // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
+    conn.exec("PRAGMA journal_mode = WAL");
+    if (synchronous !== undefined) conn.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
+  };
+  let configured = tryConfigure(conn, configure);
+
+  const cache = new Map<string, SqliteStatement>();
+  const statement = (sql: string): SqliteStatement => {
+    let prepared = cache.get(sql);
+    if (prepared === undefined) {
+      prepared = conn.prepare(sql);
+      cache.set(sql, prepared);
+    }
+    return prepared;
+  };
+  let schemaReady = false;
+  const ready = () => {
+    if (!configured) {
+      configure();
+      configured = true;
+    }
+    if (schemaReady) return;
+    ensureSchema();
+    // Created inside a transaction the caller holds open, the table may still roll back with it: check again next time.
+    if (!conn.inTransaction) schemaReady = true;
+  };
+  const selectLive = `SELECT ${COLUMNS} FROM ${table} WHERE key = ? AND expires_at > ?`;
+  const put = putSql(table);
+
+  const attempt = <T>(fn: () => T): T => {
+    ready();
+    return fn();
+  };
+  // The first try runs synchronously, outside any async function: a claim or a completion that succeeds (nearly
+  // all of them) costs one resolved promise instead of guardStore's and retryBusy's two async frames (~0.5 µs of
+  // a claim and its completion in :memory:). A failure takes the guarded path: a busy lock is retried there after a
+  // pause (not at once, which would wait the synchronous busy timeout a second time), anything else becomes the
+  // same StoreError.
+  const run = <T>(operation: string, key: string | undefined, fn: () => T): Promise<T> => {
+    const started = performance.now();
+    try {
+      return Promise.resolve(attempt(fn));
+    } catch (error) {
+      return guardStore(driver, operation, key, () =>
+        conn.isBusy(error)
+          ? retryBusy(() => attempt(fn), busyTimeoutMs, conn.isBusy, started, error)
+          : Promise.reject(error),
+      );
+    }
+  };
+  const live = (key: string, now: number) => statement(selectLive).get(key, now) as StoreRecord | undefined;
+
+  return {
+    // One deferred transaction: its read takes no write lock, so a replay, a conflict or a key running elsewhere
+    // is answered without queueing behind another process's writes (and costs half the locking of BEGIN
+    // IMMEDIATE). A write upgrades it, and in WAL mode the upgrade fails with SQLITE_BUSY_SNAPSHOT when another
+    // connection wrote since the read: retried, so two processes never both claim a key.
+    claim: (key: string, input: ClaimInput) =>
+      run("claim", key, () =>
+        conn.deferred((): ClaimResult => {
+          const now = clock();
+          const decision = decideClaim(key, live(key, now), input, now);
+          if (decision.status !== "exists") statement(put).run(...recordValues(decision.record));
+          return decision;
+        }),
+      ),
+    get: (key: string) => run("get", key, () => live(key, clock())),
+    update: (key, expect, patch) =>
+      run("update", key, () => {
+        const { sql, values, record } = updateStatement(table, key, expect, patch, clock());
+        // all(), not get(): get() resets the statement after its first row, and an autocommit's failure to commit
+        // there (SQLITE_FULL on a full disk) is dropped, so a completion that was never written read as written.
+        const row = statement(sql).all(...values)[0] as Partial<StoreRecord> | undefined;
+        return row === undefined ? undefined : record(row);
+      }),
+    delete: (key, expect) =>
+      run("delete", key, () => {
+        const { changes } = statement(
+          `DELETE FROM ${table} WHERE key = ? AND expires_at > ?
+             AND (? IS NULL OR token = ?) AND (? IS NULL OR state = ?)`,
+        ).run(
+          key,
+          clock(),
+          expect.token ?? null,
+          expect.token ?? null,
+          expect.state ?? null,
+          expect.state ?? null,
+        );
+        return Number(changes) > 0;
+      }),
+    list: (query: ListQuery = {}) =>
+      run("list", undefined, () => {
+        const { sql, values } = listStatement(table, COLUMNS, query, clock());
+        return statement(sql).all(...values) as StoreRecord[];
+      }),
+    changes: (query: ChangesQuery) =>
+      run("changes", undefined, () =>
+        // One transaction, so that the count and the rows agree.
+        conn.deferred(() => {
+          const now = clock();
+          const { rows, count, values } = changesStatements(table, COLUMNS, query.prefix, now);
+          const records = statement(rows).all(...values, query.since, query.limit ?? 100) as StoreRecord[];
+          const { n } = statement(count).get(...values) as { n: number | bigint };
+          return { records, live: Number(n), now };
+        }),
+      ),
+    // In statements of at most PURGE_CHUNK rows, each its own short write transaction, with a turn of the event
+    // loop after each: one DELETE of 500k rows held the write lock ~3.4 s and froze the process for as long.
+    purge: async ({ limit = 1000 } = {}) => {
+      const sql = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ?)`;
+      let removed = 0;
+      while (removed < limit) {
+        const chunk = Math.min(PURGE_CHUNK, limit - removed);
+        const changes = await run("purge", undefined, () =>
+          Number(statement(sql).run(clock(), chunk).changes),
+        );
+        removed += changes;
+        await nextTurn();
+        if (changes < chunk) break;
+      }
+      return removed;
+    },
+  };
+}
+
+/** Applies the open-time settings now, or reports `false` when another connection's lock made them wait. */
+function tryConfigure(conn: SqliteConnection, configure: () => void): boolean {
+  try {
+    configure();
+    return true;
+  } catch (error) {
+    if (conn.isBusy(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * Runs `fn` again, after `failed` (a `SQLITE_BUSY` of the try started at `started`: another connection holds the
+ * write lock past the short synchronous wait), each time after an asynchronous pause, while it fails so and until
+ * `budgetMs` is spent. Safe to repeat: a busy statement or `BEGIN IMMEDIATE` applied nothing.
+ */
+async function retryBusy<T>(
+  fn: () => T,
+  budgetMs: number,
+  isBusy: (error: unknown) => boolean,
+  started: number,
+  failed: unknown,
+): Promise<T> {
+  let error = failed;
+  let pause = 2;
+  for (;;) {
+    if (!isBusy(error) || performance.now() - started + pause > budgetMs) throw error;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pause = Math.min(pause * 2, 50);
+    try {
+      return fn();
+    } catch (thrown) {
+      error = thrown;
+    }
+  }
+}

@@ -1,0 +1,96 @@
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { root, typecheck } from "./support.js";
+
+/**
+ * What a README block may use without declaring it: the things a reader already has. Each is declared before a
+ * block that names it and does not import or declare it itself; nothing else is filled in.
+ */
+export const PLACEHOLDERS: Record<string, string> = {
+  harness: 'import("idemkey").Harness',
+  client: 'import("@modelcontextprotocol/client").Client',
+  chatId: "string",
+  messageId: "string",
+  userMessageId: "string",
+  turnId: "string",
+  sessionId: "string",
+  prompt: "string",
+  model: 'import("ai").LanguageModel',
+  messages: 'import("ai").ModelMessage[]',
+  sendEmail: 'import("ai").Tool<{ to: string; subject: string }, { messageId: string }>',
+  searchDocs: 'import("ai").Tool<{ query: string }, string[]>',
+  agent: 'import("@openai/agents").Agent<{ ticketId: string }>',
+  payments: "{ refund(...args: unknown[]): Promise<string>; charge(...args: unknown[]): Promise<string> }",
+  tracker: "{ open(repo: string, title: string): Promise<string> }",
+  accountOf: "(authorization: string | undefined) => Promise<string>",
+  db: 'import("better-sqlite3").Database',
+  pool: 'import("pg").Pool',
+  key: "string",
+  fingerprint: "string",
+  customer: "string",
+  cents: "number",
+  c: "string",
+  n: "number",
+};
+
+export function tsBlocks(file: string): { line: number; code: string }[] {
+  const text = readFileSync(join(root, file), "utf8");
+  const blocks: { line: number; code: string }[] = [];
+  for (const match of text.matchAll(/^```(?:ts|typescript)\n([\s\S]*?)^```/gm)) {
+    blocks.push({ line: text.slice(0, match.index).split("\n").length + 1, code: match[1]! });
+  }
+  return blocks;
+}
+
+export function prelude(code: string): string {
+  const lines: string[] = [];
+  for (const [name, type] of Object.entries(PLACEHOLDERS)) {
+    const used = new RegExp(`(?<![.\\w$])${name}(?![\\w$])`).test(code);
+    const own = new RegExp(`(const|let|function|import[^;]*)\\W${name}\\W`).test(code);
+    if (used && !own) lines.push(`declare const ${name}: ${type};`);
+  }
+  return lines.join("\n");
+}
+
+/**
+ * Writes every ```ts block of README.md and src/harness/README.md into `app`/blocks, each with the placeholders it
+ * uses declared, type-checks them with `node` under `tsc --strict`, and returns the errors, each named by the README
+ * line it is on (`README.md:25 +3`). `app` has idemkey and the blocks' imports installed.
+ */
+export function readmeDiagnostics(app: string, node = process.execPath): string[] {
+  mkdirSync(join(app, "blocks"));
+  const origin = new Map<string, string>();
+  let count = 0;
+  for (const source of ["README.md", "src/harness/README.md"]) {
+    for (const block of tsBlocks(source)) {
+      const file = `block-${++count}.ts`;
+      origin.set(file, `${source}:${block.line}`);
+      // The prelude goes last so that the block's own line numbers stay as they are in the README.
+      writeFileSync(join(app, "blocks", file), `${block.code}\n${prelude(block.code)}\nexport {};\n`);
+    }
+  }
+  expect(count).toBeGreaterThanOrEqual(12);
+  writeFileSync(
+    join(app, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: "ES2023",
+        lib: ["ES2024"],
+        module: "NodeNext",
+        moduleResolution: "NodeNext",
+        types: ["node"],
+        skipLibCheck: true,
+      },
+      include: ["blocks"],
+    }),
+  );
+  return typecheck(app, node)
+    .split("\n")
+    .filter((l) => /^blocks\//.test(l))
+    .map((l) =>
+      l.replace(/^blocks\/(block-\d+\.ts)\((\d+)/, (_, f: string, n: string) => `${origin.get(f)} +${n}`),
+    );
+}

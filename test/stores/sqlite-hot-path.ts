@@ -1,0 +1,208 @@
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors/index.js";
+import type { SqliteFileOptions } from "../../src/sqlite/options.js";
+import type { RecordPatch, Store } from "../../src/store/types.js";
+import { holdWriteLock } from "./fixtures/lock-holder.js";
+
+const input = { fingerprint: "fp", token: "t1", leaseMs: 60_000, ttlMs: 60_000 };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Claims "k" on the store `open` gives while `holder` keeps the write lock: timers keep firing meanwhile (a
+ * synchronous wait would hold them all back) and the claim is still waiting after five of them; once the lock is
+ * released, the claim goes through. The lock is released whatever happens.
+ */
+async function claimsOnceFree(holder: { release(): Promise<void> }, open: () => Store): Promise<void> {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  try {
+    let settled = false;
+    const claim = open()
+      .claim("k", input)
+      .finally(() => {
+        settled = true;
+      });
+    const seen = ticks;
+    while (ticks < seen + 5) await sleep(5);
+    expect(settled).toBe(false);
+    await holder.release();
+    expect((await claim).status).toBe("claimed");
+  } finally {
+    clearInterval(timer);
+    await holder.release();
+  }
+}
+
+/**
+ * What both SQLite stores (better-sqlite3's and node:sqlite's) promise about locks and writes, beyond the contract:
+ * replays take no write lock, a completion writes only the columns it changes, and opening a file another process
+ * holds locked waits asynchronously within `busyTimeoutMs`.
+ */
+export function testSqliteHotPath(
+  name: string,
+  dir: string,
+  open: (path: string, options?: SqliteFileOptions) => Store,
+): void {
+  const file = (what: string) => join(dir, `${name.replace(/\W+/g, "-")}-${what}.db`);
+
+  describe(`${name}: hot path and locks`, () => {
+    it("answers a replay and a running key from a read, without the write lock another process holds", async () => {
+      const path = file("replay");
+      // No budget to wait for a lock: any claim that needed it would fail at once.
+      const store = open(path, { busyTimeoutMs: 0 });
+      await store.claim("done", input);
+      await store.update(
+        "done",
+        { token: "t1" },
+        { state: "completed", token: null, leaseMs: null, result: "1" },
+      );
+      await store.claim("running", input);
+      const holder = await holdWriteLock(path, { wal: true });
+      try {
+        expect(await store.claim("done", { ...input, token: "t2" })).toMatchObject({
+          status: "exists",
+          record: { state: "completed", result: "1" },
+        });
+        expect(await store.claim("running", { ...input, token: "t3" })).toMatchObject({
+          status: "exists",
+          record: { state: "pending", token: "t1" },
+        });
+        // A new key does need the lock: so the lock was real.
+        await expect(store.claim("fresh", input)).rejects.toBeInstanceOf(StoreError);
+      } finally {
+        await holder.release();
+      }
+      expect((await store.claim("fresh", input)).status).toBe("claimed");
+      await store.close();
+    });
+
+    it("waits for a write lock another process holds without blocking timers, then claims; a failure rejects", async () => {
+      const path = file("busy-claim");
+      const store = open(path, { busyTimeoutMs: 20_000 });
+      await store.get("k"); // opened and in WAL mode before the lock is taken
+      await claimsOnceFree(await holdWriteLock(path, { wal: true }), () => store);
+      await store.close();
+      // A failing first try (here: a closed file) is a rejected promise, never a synchronous throw.
+      let failed: Promise<unknown> | undefined;
+      expect(() => {
+        failed = store.get("k");
+      }).not.toThrow();
+      await expect(failed).rejects.toThrow(); // TypeError (better-sqlite3) or StoreError (node:sqlite)
+    });
+
+    it("completes with one UPDATE of the columns that change: the record's data is not written again", async () => {
+      const path = file("changed");
+      const store = open(path, { table: "changed" });
+      await store.claim("k", { ...input, data: '{"args":"{}"}' });
+      // Triggers another connection adds: an independent record of which columns each write set.
+      const db = new BetterSqlite3(path);
+      db.exec(`CREATE TABLE written (col TEXT);
+        CREATE TRIGGER data_written AFTER UPDATE OF data ON changed BEGIN INSERT INTO written VALUES ('data'); END;
+        CREATE TRIGGER result_written AFTER UPDATE OF result ON changed BEGIN INSERT INTO written VALUES ('result'); END;`);
+      try {
+        const done = await store.update(
+          "k",
+          { token: "t1", state: "pending" },
+          { state: "completed", token: null, leaseMs: null, attempts: 1, result: "42", ttlMs: 120_000 },
+        );
+        expect(done).toMatchObject({
+          key: "k",
+          state: "completed",
+          token: null,
+          leaseUntil: null,
+          attempts: 1,
+          result: "42",
+          data: '{"args":"{}"}',
+        });
+        expect(done!.expiresAt - done!.updatedAt).toBe(120_000);
+        expect(await store.get("k")).toEqual(done);
+        expect(db.prepare("SELECT col FROM written").pluck().all()).toEqual(["result"]);
+        // A patch that names data writes it; one whose expectation fails writes nothing.
+        await store.update("k", {}, { data: "{}" });
+        expect(await store.update("k", { token: "someone" }, { result: "no" })).toBeUndefined();
+        expect(db.prepare("SELECT col FROM written").pluck().all()).toEqual(["result", "data"]);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("checkpoints a file it opens every 4,000 WAL pages, not every 1,000, and never loses a commit by it", async () => {
+      const path = file("checkpoint");
+      const store = open(path, { table: "checkpointed" });
+      // Each claim of a new key commits at least one page (its leaf); a 2 KB data column makes it about one each.
+      const data = "x".repeat(2_000);
+      for (let i = 0; i < 2_500; i++) {
+        expect((await store.claim(`k${i}`, { ...input, data })).status).toBe("claimed");
+      }
+      // With SQLite's default (1,000 pages) the log restarts after each checkpoint and never passes ~1,000 frames.
+      const frames = statSync(`${path}-wal`).size / (4_096 + 24);
+      expect(frames).toBeGreaterThan(2_000);
+      await store.close();
+      const reopened = open(path, { table: "checkpointed" });
+      expect((await reopened.list({ limit: 10_000 })).length).toBe(2_500);
+      await reopened.close();
+    });
+
+    it("returns from every update the record as stored, field for field and in the order get() gives it", async () => {
+      const path = file("returned");
+      const store = open(path, { table: "returned" });
+      const patches: RecordPatch[] = [
+        {},
+        { state: "completed", token: null, leaseMs: null, attempts: 1, result: "42", ttlMs: 120_000 },
+        { leaseMs: 5_000, ttlMs: 65_000 },
+        { data: '{"x":1}' },
+        { result: null },
+        { token: "t9", attempts: 3 },
+        { state: "outcome_unknown", leaseMs: null },
+      ];
+      for (const [i, patch] of patches.entries()) {
+        const key = `k${i}`;
+        await store.claim(key, { ...input, data: '{"args":"{}"}' });
+        const updated = await store.update(key, { token: "t1" }, patch);
+        const stored = await store.get(key);
+        expect(updated, JSON.stringify(patch)).toEqual(stored);
+        expect(Object.keys(updated!)).toEqual(Object.keys(stored!));
+      }
+      expect(await store.update("k0", { token: "nobody" }, { result: "x" })).toBeUndefined();
+      await store.close();
+    });
+
+    it("opens a file another process holds locked without freezing the event loop, and works once it is free", async () => {
+      const path = file("open-locked");
+      // A new file, not yet in WAL mode: its write lock makes the switch to WAL answer SQLITE_BUSY.
+      const holder = await holdWriteLock(path);
+      let store: Store | undefined;
+      try {
+        await claimsOnceFree(holder, () => {
+          store = open(path, { busyTimeoutMs: 20_000 });
+          return store;
+        });
+      } finally {
+        await store?.close();
+      }
+      const db = new BetterSqlite3(path);
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+      db.close();
+    });
+
+    it("fails the first operation with a StoreError when the lock at open outlasts busyTimeoutMs", async () => {
+      const path = file("open-busy");
+      const holder = await holdWriteLock(path);
+      let store: Store | undefined;
+      try {
+        store = open(path, { busyTimeoutMs: 200 });
+        const error = await store.get("k").catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(StoreError);
+        expect(String((error as StoreError).message)).toMatch(/locked|busy/i);
+      } finally {
+        await holder.release();
+      }
+      expect((await store.claim("k", input)).status).toBe("claimed");
+      await store.close();
+    });
+  });
+}
