@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
-import { freePorts } from "./ports.js";
+import { freePorts } from "../free-port.js";
 import { waitFor } from "./processes.js";
 
 const exec = promisify(execFile);
@@ -203,7 +203,16 @@ export async function startPgPair({ synchronous }: { synchronous: boolean }): Pr
     },
     async startPrimary() {
       running.add(primary);
-      await as("pg_ctl", ["-D", primary, "-l", join(dir, "primary.log"), "-w", "start"]);
+      try {
+        await as("pg_ctl", ["-D", primary, "-l", join(dir, "primary.log"), "-w", "start"]);
+      } catch (error) {
+        // pg_ctl only says "examine the log output": the reason is in the log's last lines.
+        const log = await readFile(join(dir, "primary.log"), "utf8").catch(() => "");
+        const tail = log.trimEnd().split("\n").slice(-8).join("\n");
+        throw new Error(`restarting the primary failed: ${(error as Error).message}\n${tail}`, {
+          cause: error,
+        });
+      }
     },
     stop,
   };

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { Redis } from "ioredis";
-import { freePorts } from "./ports.js";
+import { freePorts } from "../free-port.js";
 import { killProcess, startProcess, waitFor } from "./processes.js";
 
 const run = promisify(execFile);
