@@ -10,7 +10,7 @@ import { nextTurn } from "../store/yield.js";
 import { changesStatements } from "./changes.js";
 import { listStatement } from "./list.js";
 import type { ResolvedSqliteOptions } from "./options.js";
-import { putSql, recordValues, updateStatement } from "./statements.js";
+import { purgeAgain, purgeSql, putSql, recordValues, updateStatement } from "./statements.js";
 import { COLUMNS } from "./table.js";
 
 export interface SqliteStatement {
@@ -177,19 +177,32 @@ export function sqliteRecords(
           return { records, live: Number(n), now };
         }),
       ),
-    // In statements of at most PURGE_CHUNK rows, each its own short write transaction, with a turn of the event
-    // loop after each: one DELETE of 500k rows held the write lock ~3.4 s and froze the process for as long.
+    // In batches of at most PURGE_CHUNK rows, each its own short write transaction, with a turn of the event loop
+    // after each: one DELETE of 500k rows held the write lock ~3.4 s and froze the process for as long.
     purge: async ({ limit = 1000 } = {}) => {
-      const sql = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ?)`;
+      const sql = purgeSql(table);
       let removed = 0;
       while (removed < limit) {
         const chunk = Math.min(PURGE_CHUNK, limit - removed);
-        const changes = await run("purge", undefined, () =>
-          Number(statement(sql).run(clock(), chunk).changes),
+        const batch = await run("purge", undefined, () =>
+          conn.deferred(() => {
+            const now = clock();
+            const due = statement(sql.due).all(now, chunk) as (Parameters<typeof purgeAgain>[0] & {
+              key: string;
+            })[];
+            let gone = 0;
+            for (const row of due) {
+              if (row.expiresAt <= now) {
+                statement(sql.remove).run(row.key);
+                gone++;
+              } else statement(sql.later).run(purgeAgain(row, now), row.key);
+            }
+            return { seen: due.length, gone };
+          }),
         );
-        removed += changes;
+        removed += batch.gone;
         await nextTurn();
-        if (changes < chunk) break;
+        if (batch.seen < chunk) break;
       }
       return removed;
     },

@@ -4,16 +4,44 @@
  */
 import type { Expect, RecordPatch, StoreRecord } from "../store/types.js";
 
-/** Writes a whole record, new or over the one there (a claim of a new or expired key, a takeover). */
+/**
+ * Writes a whole record, new or over the one there (a claim of a new or expired key, a takeover). `purge_from`, the
+ * earliest time purge looks at it, is its creation: no later write can give it an expiry before that.
+ */
 export const putSql = (table: string): string => `INSERT INTO ${table}
-  (key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  (key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at,
+    purge_from)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT (key) DO UPDATE SET state = excluded.state, fingerprint = excluded.fingerprint,
     token = excluded.token, lease_until = excluded.lease_until, attempts = excluded.attempts,
     result = excluded.result, data = excluded.data, created_at = excluded.created_at,
-    updated_at = excluded.updated_at, expires_at = excluded.expires_at`;
+    updated_at = excluded.updated_at, expires_at = excluded.expires_at, purge_from = excluded.purge_from`;
 
-/** A record's columns in the order `putSql` takes them. */
+/** One batch of purge: the records it may look at by now (`due`), each then removed or looked at again `later`. */
+export const purgeSql = (table: string) => ({
+  due: `SELECT key, state, lease_until AS leaseUntil, expires_at AS expiresAt FROM ${table}
+    WHERE purge_from <= ? ORDER BY purge_from LIMIT ?`,
+  remove: `DELETE FROM ${table} WHERE key = ?`,
+  later: `UPDATE ${table} SET purge_from = ? WHERE key = ?`,
+});
+
+/**
+ * When purge looks again at a live record it met: at its expiry, or at the end of a pending record's lease, when
+ * the completion that usually follows may set an earlier expiry than the claim's. Always after `now`, so that the
+ * record leaves the batch's range and the next batch seeks past it. An update that shortens the expiry past this
+ * time (a retention shorter than the lease that was left) makes purge remove the record late, never early.
+ */
+export function purgeAgain(
+  row: { state: string; leaseUntil: number | null; expiresAt: number },
+  now: number,
+): number {
+  const { state, leaseUntil, expiresAt } = row;
+  return state === "pending" && leaseUntil !== null && leaseUntil > now && leaseUntil < expiresAt
+    ? leaseUntil
+    : expiresAt;
+}
+
+/** A record's columns in the order `putSql` takes them (its creation twice: `created_at` and `purge_from`). */
 export function recordValues(r: StoreRecord): unknown[] {
   return [
     r.key,
@@ -27,6 +55,7 @@ export function recordValues(r: StoreRecord): unknown[] {
     r.createdAt,
     r.updatedAt,
     r.expiresAt,
+    r.createdAt, // purge_from
   ];
 }
 

@@ -361,6 +361,42 @@ function purgePart({ clock, store, claimInput }: Part): void {
     expect(await store.purge({ limit: 2 })).toBe(0);
     expect((await store.get(`${prefix}live`))?.state).toBe("pending");
   });
+  it("purges no record whose update moved its expiry past the one it was claimed with", async () => {
+    const prefix = `purge:${randomUUID()}:`;
+    clock.advance(120_000);
+    while ((await store.purge({ limit: 1000 })) > 0) {}
+    await store.claim(`${prefix}extended`, claimInput({ ttlMs: 10 }));
+    await store.update(
+      `${prefix}extended`,
+      {},
+      { state: "completed", leaseMs: null, result: "1", ttlMs: 60_000 },
+    );
+    await store.claim(`${prefix}old`, claimInput({ ttlMs: 10 }));
+    clock.advance(10);
+    expect(await store.purge({ limit: 10 })).toBe(1);
+    expect((await store.get(`${prefix}extended`))?.state).toBe("completed");
+    expect(await store.get(`${prefix}old`)).toBeUndefined();
+    clock.advance(60_000);
+    expect(await store.purge({ limit: 10 })).toBe(1);
+    expect(await store.get(`${prefix}extended`)).toBeUndefined();
+  });
+
+  it("purges a record by the expiry its completion set, when an earlier purge met it pending", async () => {
+    const key = `purge:${randomUUID()}`;
+    clock.advance(120_000);
+    while ((await store.purge({ limit: 1000 })) > 0) {}
+    await store.claim(key, claimInput({ leaseMs: 1_000, ttlMs: 60_000 }));
+    clock.advance(10);
+    expect(await store.purge({ limit: 10 })).toBe(0);
+    clock.advance(490);
+    // Completed within its lease, kept for less than the claim was: gone 2 s from now, not at the claim's expiry.
+    await store.update(key, {}, { state: "completed", leaseMs: null, result: "1", ttlMs: 2_000 });
+    clock.advance(1_999);
+    expect(await store.purge({ limit: 10 })).toBe(0);
+    clock.advance(1);
+    expect(await store.purge({ limit: 10 })).toBe(1);
+    expect(await store.get(key)).toBeUndefined();
+  });
 }
 
 /**

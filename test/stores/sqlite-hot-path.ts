@@ -130,6 +130,74 @@ export function testSqliteHotPath(
       }
     });
 
+    it("completes without writing the purge index: one page in the log, the record's own", async () => {
+      const path = file("one-page");
+      const store = open(path, { table: "one_page" });
+      // Enough records that the table and its index span several pages, so that a page written is a page named.
+      for (let i = 0; i < 300; i++) await store.claim(`k${i}`, { ...input, data: "x".repeat(200) });
+      const db = new BetterSqlite3(path);
+      try {
+        // Pages in the log since it was last emptied, then emptied (TRUNCATE reports 0 once it has truncated).
+        const frames = () => {
+          const [row] = db.pragma("wal_checkpoint(PASSIVE)") as { busy: number; log: number }[];
+          const [reset] = db.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+          expect([row!.busy, reset!.busy]).toEqual([0, 0]);
+          return row!.log;
+        };
+        frames(); // the log emptied: what follows is the completion's alone
+        await store.update(
+          "k150",
+          { token: "t1", state: "pending" },
+          { state: "completed", token: null, leaseMs: null, attempts: 1, result: "42", ttlMs: 120_000 },
+        );
+        expect(frames()).toBe(1);
+        // A claim of a new key does write the index, so the count above measured something.
+        await store.claim("k150b", input);
+        expect(frames()).toBeGreaterThan(1);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("migrates a version 1 table in place: records kept, purge removes the expired and keeps the live", async () => {
+      const path = file("v1");
+      const db = new BetterSqlite3(path);
+      db.pragma("journal_mode = WAL");
+      // Version 1 as 0.1 created it, with one expired record and one live one.
+      db.exec(`CREATE TABLE idemkey_meta (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
+        INSERT INTO idemkey_meta VALUES ('old', 1);
+        CREATE TABLE old (key TEXT PRIMARY KEY, state TEXT NOT NULL, fingerprint TEXT NOT NULL, token TEXT,
+          lease_until INTEGER, attempts INTEGER NOT NULL, result TEXT, data TEXT, created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL, expires_at INTEGER NOT NULL) WITHOUT ROWID;
+        CREATE INDEX old_expires_at ON old (expires_at);`);
+      const now = 1_000_000;
+      const insert = db.prepare(
+        "INSERT INTO old VALUES (?, 'completed', 'fp', NULL, NULL, 1, '1', NULL, ?, ?, ?)",
+      );
+      insert.run("gone", now - 10, now - 10, now - 1);
+      insert.run("kept", now - 10, now - 10, now + 60_000);
+      let clock = now;
+      const store = open(path, { table: "old", clock: () => clock });
+      try {
+        expect(await store.get("kept")).toMatchObject({
+          state: "completed",
+          result: "1",
+          expiresAt: now + 60_000,
+        });
+        expect(db.prepare("SELECT version FROM idemkey_meta WHERE name = 'old'").pluck().get()).toBe(2);
+        expect(await store.purge({ limit: 10 })).toBe(1);
+        expect(await store.get("kept")).toBeDefined();
+        expect(await store.purge({ limit: 10 })).toBe(0);
+        clock = now + 60_000;
+        expect(await store.purge({ limit: 10 })).toBe(1);
+        expect(await store.list()).toEqual([]);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
     it("checkpoints a file it opens every 4,000 WAL pages, not every 1,000, and never loses a commit by it", async () => {
       const path = file("checkpoint");
       const store = open(path, { table: "checkpointed" });

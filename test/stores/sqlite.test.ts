@@ -57,7 +57,7 @@ describe("sqliteStore", () => {
     expect(tables()).not.toContain("ledger");
     await store.claim("k", claimInput);
     expect(tables()).toEqual(expect.arrayContaining(["ledger", "idemkey_meta"]));
-    expect(db.prepare("SELECT version FROM idemkey_meta WHERE name = 'ledger'").pluck().get()).toBe(1);
+    expect(db.prepare("SELECT version FROM idemkey_meta WHERE name = 'ledger'").pluck().get()).toBe(2);
     expect(db.prepare("SELECT key, state FROM ledger").all()).toEqual([{ key: "k", state: "pending" }]);
     await store.close();
     db.close();
@@ -71,7 +71,7 @@ describe("sqliteStore", () => {
       .get("k")
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaVersionError);
-    expect(error).toMatchObject({ table: "idemkey_records", found: 99, supported: 1 });
+    expect(error).toMatchObject({ table: "idemkey_records", found: 99, supported: 2 });
     db.close();
   });
 
