@@ -10,8 +10,10 @@ import { idempotency as honoIdempotency } from "../src/hono/index.js";
 import type { Store } from "../src/store/types.js";
 import { realisticWork } from "./middleware-handler.js";
 
-/** What the server tells the benchmark over IPC. */
-export type ServerMessage = { type: "ready"; port: number } | { type: "runs"; runs: number };
+/** What the server tells the benchmark over IPC: how many times the handler ran, all told and under replay keys. */
+export type ServerMessage =
+  | { type: "ready"; port: number }
+  | { type: "runs"; runs: number; replayRuns: number };
 /** What the benchmark asks: how many times the handler ran so far, or to stop. */
 export type BenchMessage = { type: "runs" } | { type: "close" };
 
@@ -30,16 +32,30 @@ interface Charge {
   currency: string;
 }
 
+/** The prefix of the keys the benchmark completes before timing and then replays (with `real-` before it). */
+export const REPLAY_PREFIX = "replay-";
+const isReplayKey = (key: string | undefined) =>
+  key !== undefined && (key.startsWith(REPLAY_PREFIX) || key.startsWith(`real-${REPLAY_PREFIX}`));
+
 let runs = 0;
-/** How many times the handler ran, counted by the handler itself. */
-export const handlerRuns = () => runs;
-const charge = (body: Charge) => {
+let replayRuns = 0;
+/**
+ * How many times the handler ran, counted by the handler itself, and how many of those under a replay key: after
+ * its first run, a replay key reaching the handler is a repeated effect, whatever the timing (a request autocannon
+ * cut off may reach the handler late, but under a fresh key).
+ */
+export const handlerRuns = () => ({ runs, replayRuns });
+const counted = (key: string | undefined) => {
   runs++;
+  if (isReplayKey(key)) replayRuns++;
+};
+const charge = (body: Charge, key: string | undefined) => {
+  counted(key);
   return { id: `ch_${runs}`, amount: body.amount, currency: body.currency, status: "succeeded" };
 };
 let work: ReturnType<typeof realisticWork> | undefined;
-const realCharge = (body: Charge) => {
-  runs++;
+const realCharge = (body: Charge, key: string | undefined) => {
+  counted(key);
   work ??= realisticWork();
   const id = work.charge(body.amount, body.currency);
   return { id: `ch_${id}`, amount: body.amount, currency: body.currency, status: "succeeded" };
@@ -53,8 +69,10 @@ type Listening = { port: number; close: () => Promise<void> };
 export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Listening>> = {
   async hono(stores) {
     const app = new Hono();
-    const createCharge = async (c: Context) => c.json(charge(await c.req.json<Charge>()), 201);
-    const createRealCharge = async (c: Context) => c.json(realCharge(await c.req.json<Charge>()), 201);
+    const key = (c: Context) => c.req.header("idempotency-key");
+    const createCharge = async (c: Context) => c.json(charge(await c.req.json<Charge>(), key(c)), 201);
+    const createRealCharge = async (c: Context) =>
+      c.json(realCharge(await c.req.json<Charge>(), key(c)), 201);
     app.post(chargesPath(undefined), createCharge);
     app.post(chargesPath(undefined, true), createRealCharge);
     for (const [slug, store] of stores) {
@@ -73,10 +91,10 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
   async express(stores) {
     const app = express();
     const createCharge = (req: express.Request, res: express.Response) => {
-      res.status(201).json(charge(req.body as Charge));
+      res.status(201).json(charge(req.body as Charge, req.get("idempotency-key")));
     };
     const createRealCharge = (req: express.Request, res: express.Response) => {
-      res.status(201).json(realCharge(req.body as Charge));
+      res.status(201).json(realCharge(req.body as Charge, req.get("idempotency-key")));
     };
     app.post(chargesPath(undefined), express.json(), createCharge);
     app.post(chargesPath(undefined, true), express.json(), createRealCharge);
@@ -92,13 +110,18 @@ export const apps: Record<Framework, (stores: Map<string, Store>) => Promise<Lis
   },
   async fastify(stores) {
     const app = Fastify({ logger: false });
-    const createCharge = async (request: { body: unknown }, reply: { code(status: number): unknown }) => {
-      reply.code(201);
-      return charge(request.body as Charge);
+    type Request = { body: unknown; headers: Record<string, string | string[] | undefined> };
+    const key = (request: Request) => {
+      const value = request.headers["idempotency-key"];
+      return typeof value === "string" ? value : undefined;
     };
-    const createRealCharge = async (request: { body: unknown }, reply: { code(status: number): unknown }) => {
+    const createCharge = async (request: Request, reply: { code(status: number): unknown }) => {
       reply.code(201);
-      return realCharge(request.body as Charge);
+      return charge(request.body as Charge, key(request));
+    };
+    const createRealCharge = async (request: Request, reply: { code(status: number): unknown }) => {
+      reply.code(201);
+      return realCharge(request.body as Charge, key(request));
     };
     app.post(chargesPath(undefined), createCharge);
     app.post(chargesPath(undefined, true), createRealCharge);

@@ -33,7 +33,7 @@ const server = await apps[framework](stores);
 send({ type: "ready", port: server.port });
 
 process.on("message", (message: BenchMessage) => {
-  if (message.type === "runs") send({ type: "runs", runs: handlerRuns() });
+  if (message.type === "runs") send({ type: "runs", ...handlerRuns() });
   if (message.type === "close") {
     void server
       .close()
