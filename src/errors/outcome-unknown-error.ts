@@ -1,5 +1,6 @@
 import { brand } from "./brand.js";
 import { IdemkeyError } from "./idemkey-error.js";
+import { type KeyedPositional, keyedArgs } from "./keyed-args.js";
 import type { RetryHints } from "./retry-hints.js";
 
 interface UnknownBase extends ErrorOptions {
@@ -48,15 +49,10 @@ export class OutcomeUnknownError extends IdemkeyError implements RetryHints {
   constructor(data: OutcomeUnknownErrorData);
   /** @deprecated Pass one object, `new OutcomeUnknownError({ key, tool, why })`, and the class writes the message. */
   constructor(key: string, message: string, options?: ErrorOptions);
-  constructor(...args: [OutcomeUnknownErrorData] | [string, string, ErrorOptions?]) {
-    const [first] = args;
-    if (typeof first === "object") {
-      super(compose(first), "cause" in first ? { cause: first.cause } : undefined);
-      this.key = first.key;
-    } else {
-      super(args[1], args[2]);
-      this.key = first;
-    }
+  constructor(...args: [OutcomeUnknownErrorData] | KeyedPositional) {
+    const { key, message, options } = keyedArgs(args, compose);
+    super(message, options);
+    this.key = key;
   }
 }
 brand(OutcomeUnknownError, "OutcomeUnknownError");

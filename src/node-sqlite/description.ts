@@ -1,8 +1,5 @@
-import { existsSync } from "node:fs";
+import { openSqliteFile, parseSqliteUrl, SQLITE_URL_PARAMS } from "../sqlite/url.js";
 import { defineDriver } from "../store/driver.js";
-import { readFileUrl } from "../store/driver-url.js";
-
-const PARAMS = ["table"];
 
 /** `node-sqlite:<path>[?table=]`: the same SQLite file and table as `sqlite:`, through Node.js's `node:sqlite`. */
 export const nodeSqliteDriver = defineDriver({
@@ -10,18 +7,14 @@ export const nodeSqliteDriver = defineDriver({
   name: "SQLite",
   schemes: ["node-sqlite"],
   example: "node-sqlite:<path>",
-  params: PARAMS,
+  params: SQLITE_URL_PARAMS,
   // Built into Node.js 22.13 and later: nothing to install.
   peers: [],
-  parse(url, context) {
-    const { path, params } = readFileUrl(url, context, PARAMS);
-    return { path, ...params };
-  },
-  async open(fields, context) {
-    const { path = "", table } = fields;
-    if (!existsSync(path)) context.fail(`: no SQLite file at ${path}`);
-    const { nodeSqliteStore } = await import("./store.js");
-    const store = nodeSqliteStore(path, table === undefined ? {} : { table });
-    return { store, label: context.label, close: () => store.close() };
+  parse: parseSqliteUrl,
+  open(fields, context) {
+    return openSqliteFile(fields, context, async (path, options) => {
+      const { nodeSqliteStore } = await import("./store.js");
+      return nodeSqliteStore(path, options);
+    });
   },
 });

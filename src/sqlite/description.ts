@@ -1,8 +1,5 @@
-import { existsSync } from "node:fs";
 import { defineDriver } from "../store/driver.js";
-import { readFileUrl } from "../store/driver-url.js";
-
-const PARAMS = ["table"];
+import { openSqliteFile, parseSqliteUrl, SQLITE_URL_PARAMS } from "./url.js";
 
 /** `sqlite:<path>[?table=]`: a SQLite file through better-sqlite3. */
 export const sqliteDriver = defineDriver({
@@ -10,19 +7,14 @@ export const sqliteDriver = defineDriver({
   name: "SQLite",
   schemes: ["sqlite"],
   example: "sqlite:<path>",
-  params: PARAMS,
+  params: SQLITE_URL_PARAMS,
   peers: [{ package: "better-sqlite3", range: "^12.0.0 || ^13.0.0" }],
-  parse(url, context) {
-    const { path, params } = readFileUrl(url, context, PARAMS);
-    return { path, ...params };
-  },
-  async open(fields, context) {
-    const { path = "", table } = fields;
-    // Opening a mistyped path would create an empty ledger and show nothing, silently.
-    if (!existsSync(path)) context.fail(`: no SQLite file at ${path}`);
-    // store.js imports better-sqlite3 itself, through importPeer: only now, and only for this kind.
-    const { sqliteStore } = await import("./store.js");
-    const store = sqliteStore(path, table === undefined ? {} : { table });
-    return { store, label: context.label, close: () => store.close() };
+  parse: parseSqliteUrl,
+  open(fields, context) {
+    return openSqliteFile(fields, context, async (path, options) => {
+      // store.js imports better-sqlite3 itself, through importPeer: only now, and only for this kind.
+      const { sqliteStore } = await import("./store.js");
+      return sqliteStore(path, options);
+    });
   },
 });

@@ -13,28 +13,31 @@ afterAll(() => log.cleanup());
 
 const extra = (key: string) => ({ _meta: { [IDEMPOTENCY_KEY_META]: key } });
 
+/** A promise and what settles it: the gate a test opens to let a tool go on, or the sign a tool gives it is inside. */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((settle) => {
+    resolve = settle;
+  });
+  return { promise, resolve };
+}
+
 function setup(rerunAfterTakeover?: boolean) {
   const clock = testClock();
   const dedupe = mcpDedupe({ store: memoryStore({ clock }), leaseMs: 1_000, rerunAfterTakeover });
-  let open!: () => void;
-  const gate = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  let entered!: () => void;
-  const inside = new Promise<void>((resolve) => {
-    entered = resolve;
-  });
+  const gate = signal();
+  const inside = signal();
   let first = true;
   const tool = dedupe("create_issue", async (args: { title: string }, e: ReturnType<typeof extra>) => {
     log.effect(String(e._meta[IDEMPOTENCY_KEY_META]));
     if (first) {
       first = false;
-      entered();
-      await gate;
+      inside.resolve();
+      await gate.promise;
     }
     return { content: [{ type: "text" as const, text: `created ${args.title}` }] };
   });
-  return { clock, tool, open, inside };
+  return { clock, tool, open: gate.resolve, inside: inside.promise };
 }
 
 describe("MCP dedupe after a takeover", () => {
@@ -73,22 +76,16 @@ describe("MCP dedupe losing its claim while the tool runs", () => {
     const store = memoryStore();
     const events: McpErrorEvent[] = [];
     const dedupe = mcpDedupe({ store, leaseMs: 60, onError: (event) => events.push(event) });
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    let entered!: () => void;
-    const inside = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
+    const gate = signal();
+    const inside = signal();
     const tool = dedupe("create_issue", async () => {
-      entered();
-      await gate;
+      inside.resolve();
+      await gate.promise;
       return { content: [{ type: "text" as const, text: "created" }] };
     });
     const key = "mcp-lost-1";
     const running = tool({}, extra(key));
-    await inside;
+    await inside.promise;
     // Another holder takes the record: the next renewal (every 20 ms) matches nothing.
     const [record] = await store.list({ state: "pending" });
     await store.update(record!.key, { state: "pending" }, { token: "someone-else" });
@@ -97,7 +94,7 @@ describe("MCP dedupe losing its claim while the tool runs", () => {
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ phase: "renew", tool: "create_issue", scope: "", key });
     expect(events[0]!.error).toBeInstanceOf(LeaseLostError);
-    open();
+    gate.resolve();
     expect((await running).isError).toBeUndefined();
     expect(events).toHaveLength(1);
   });

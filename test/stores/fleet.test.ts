@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
 import { processBudget } from "../support/budget.js";
 import { lineReader } from "../support/lines.js";
-import { postgresService, redisService } from "../support/services.js";
+import { deleteKeysUnder, postgresService, redisService } from "../support/services.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
 import { EFFECTS_DDL, type FleetArgs, type StoreKind } from "./fixtures/fleet.js";
 
@@ -37,10 +37,7 @@ afterAll(async () => {
   await admin.end();
   if (!redis.skip && prefixes.length > 0) {
     const client = new Redis(redis.url);
-    for (const prefix of prefixes) {
-      const found = await client.keys(`${prefix.replace(/[{}]/g, "\\$&")}*`);
-      if (found.length > 0) await client.del(...found);
-    }
+    for (const prefix of prefixes) await deleteKeysUnder(client, prefix);
     client.disconnect();
   }
 });

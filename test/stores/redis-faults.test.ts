@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors/index.js";
 import { type RedisClientLike, redisStore } from "../../src/redis/index.js";
 import type { Store } from "../../src/store/types.js";
-import { redisService } from "../support/services.js";
+import { deleteKeysUnder, redisService } from "../support/services.js";
 
 const service = await redisService();
 const prefix = `{idemkey-test-faults-${randomBytes(4).toString("hex")}}:`;
@@ -15,10 +15,7 @@ const admin = new Redis(service.url, { lazyConnect: true });
 if (!service.skip) await admin.connect();
 
 afterAll(async () => {
-  if (!service.skip) {
-    const found = await admin.keys(`${prefix.replace(/[{}]/g, "\\$&")}*`);
-    if (found.length > 0) await admin.del(...found);
-  }
+  if (!service.skip) await deleteKeysUnder(admin, prefix);
   admin.disconnect();
 });
 

@@ -5,7 +5,7 @@ import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHarness, defineTool } from "../../src/harness/index.js";
 import { redisStore } from "../../src/redis/index.js";
-import { redisService } from "../support/services.js";
+import { deleteKeysUnder, redisService } from "../support/services.js";
 import { testStore } from "./contract.js";
 
 const service = await redisService();
@@ -24,10 +24,7 @@ const prefixes = {
 
 afterAll(async () => {
   if (!service.skip) {
-    for (const prefix of Object.values(prefixes)) {
-      const found = await io.keys(`${prefix.replace(/[{}]/g, "\\$&")}*`);
-      if (found.length > 0) await io.del(...found);
-    }
+    for (const prefix of Object.values(prefixes)) await deleteKeysUnder(io, prefix);
     await node.close();
   }
   io.disconnect();

@@ -4,7 +4,7 @@ import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreLayoutError } from "../../src/errors/index.js";
 import { redisStore } from "../../src/redis/index.js";
-import { redisService } from "../support/services.js";
+import { deleteKeysUnder, redisService } from "../support/services.js";
 import { testClock, testStore } from "./contract.js";
 
 const service = await redisService();
@@ -22,10 +22,7 @@ const prefixes: Record<string, string> = {
 
 afterAll(async () => {
   if (!service.skip) {
-    for (const prefix of Object.values(prefixes)) {
-      const found = await io.keys(`${prefix.replace(/[{}]/g, "\\$&")}*`);
-      if (found.length > 0) await io.del(...found);
-    }
+    for (const prefix of Object.values(prefixes)) await deleteKeysUnder(io, prefix);
     await node.close();
   }
   io.disconnect();

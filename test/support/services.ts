@@ -44,6 +44,15 @@ export function redisService(): Promise<Service> {
   });
 }
 
+/**
+ * Deletes every key under `prefix`: each test file writes under prefixes of its own on the shared server, and removes
+ * them when it is done, so that runs leave nothing behind for the next.
+ */
+export async function deleteKeysUnder(client: Redis, prefix: string): Promise<void> {
+  const found = await client.keys(`${prefix.replace(/[{}]/g, "\\$&")}*`);
+  if (found.length > 0) await client.del(...found);
+}
+
 async function probe(
   name: string,
   variable: string,
