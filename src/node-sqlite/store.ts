@@ -1,4 +1,5 @@
 import { describe } from "../options/describe.js";
+import { CHECKPOINT_PAGES, createCheckpointer } from "../sqlite/checkpointer.js";
 import { resolveSqliteOptions } from "../sqlite/options.js";
 import { type SqliteConnection, sqliteRecords } from "../sqlite/records.js";
 import { migrations } from "../sqlite/table.js";
@@ -33,7 +34,8 @@ export interface NodeSqliteStoreOptions extends StoreOptions {
 /**
  * A store in a SQLite file through Node.js's built-in `node:sqlite` (Node.js 22.13 or later): no native addon to
  * compile or download. The same table, code, locking and guarantees as `sqliteStore` (WAL mode, several processes
- * on one machine may share the file, a log checkpointed every 4,000 pages on a file it opens), and the same
+ * on one machine may share the file, a log checkpointed on a worker thread about every 4,000 pages on a file it
+ * opens), and the same
  * contract. Pass a path (the store opens and closes it) or a `DatabaseSync` you have (it stays open and keeps its
  * own checkpoint interval).
  *
@@ -77,11 +79,28 @@ export function nodeSqliteStore(
     },
   };
   const { table } = resolved;
+  // A file the store opened is checkpointed on a worker thread, as sqliteStore's (none for an in-memory database).
+  const checkpointer =
+    typeof pathOrDatabase === "string" && pathOrDatabase !== ":memory:"
+      ? createCheckpointer({
+          path: pathOrDatabase,
+          module: "node:sqlite",
+          onFailure: () => {
+            if (open) db.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+          },
+        })
+      : undefined;
   return {
-    ...sqliteRecords(nodeSqliteDriver, connection, resolved, owned, () =>
-      ensureSchema(db, table, migrations(table)),
+    ...sqliteRecords(
+      nodeSqliteDriver,
+      connection,
+      resolved,
+      owned,
+      () => ensureSchema(db, table, migrations(table)),
+      checkpointer,
     ),
     async close() {
+      await checkpointer?.stop();
       if (owned && open) {
         open = false;
         db.close();

@@ -8,6 +8,7 @@ import { decideClaim } from "../store/record.js";
 import type { ChangesQuery, ClaimInput, ClaimResult, ListQuery, Store, StoreRecord } from "../store/types.js";
 import { nextTurn } from "../store/yield.js";
 import { changesStatements } from "./changes.js";
+import { BACKSTOP_PAGES, CHECKPOINT_PAGES, type Checkpointer, LOG_LIMIT_BYTES } from "./checkpointer.js";
 import { listStatement } from "./list.js";
 import type { ResolvedSqliteOptions } from "./options.js";
 import { purgeAgain, purgeSql, putSql, recordValues, updateStatement } from "./statements.js";
@@ -38,16 +39,6 @@ export interface SqliteConnection {
 /** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
 const SYNC_BUSY_MS = 20;
 
-/**
- * WAL pages between two checkpoints on a file the store opens (SQLite's default is 1,000). A checkpoint runs inside
- * the commit that crosses the mark and fsyncs the log and the file twice, on the event loop: a claim and its
- * completion write ~6 pages (the middleware's ~9), so at 1,000 one request in ~110-170 waited for both: 80 µs of
- * fsync per fresh request on average, measured under load; at 4,000 they come four times less often and each copies
- * once pages written several times (30 µs of fsync per request; the mean request 30% faster, the longest no longer).
- * What a commit survives is unchanged (that is `synchronous`); the log file grows to ~16 MB instead of ~4 MB.
- */
-const CHECKPOINT_PAGES = 4000;
-
 /** Rows one purge statement deletes at most: a few milliseconds of write lock. */
 const PURGE_CHUNK = 500;
 
@@ -63,12 +54,15 @@ export function sqliteRecords(
   resolved: ResolvedSqliteOptions,
   owned: boolean,
   ensureSchema: () => void,
+  checkpointer?: Checkpointer,
 ): Omit<Store, "close"> {
   const { clock, table, busyTimeoutMs } = resolved;
   // From here on a lock is waited for synchronously only this long; the rest are asynchronous retries.
   conn.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`);
   // A connection's own setting, which takes no lock; a Database passed in keeps the interval its owner chose.
-  if (owned) conn.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+  // Beside a checkpointer, SQLite's own checkpoints (on the event loop, inside a commit) are only a backstop.
+  if (owned) conn.exec(`PRAGMA wal_autocheckpoint = ${checkpointer ? BACKSTOP_PAGES : CHECKPOINT_PAGES}`);
+  if (checkpointer) conn.exec(`PRAGMA journal_size_limit = ${LOG_LIMIT_BYTES}`);
   const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
   const configure = () => {
     // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
@@ -133,7 +127,10 @@ export function sqliteRecords(
         conn.deferred((): ClaimResult => {
           const now = clock();
           const decision = decideClaim(key, live(key, now), input, now);
-          if (decision.status !== "exists") statement(put).run(...recordValues(decision.record));
+          if (decision.status !== "exists") {
+            statement(put).run(...recordValues(decision.record));
+            checkpointer?.wrote();
+          }
           return decision;
         }),
       ),
@@ -144,7 +141,9 @@ export function sqliteRecords(
         // all(), not get(): get() resets the statement after its first row, and an autocommit's failure to commit
         // there (SQLITE_FULL on a full disk) is dropped, so a completion that was never written read as written.
         const row = statement(sql).all(...values)[0] as Partial<StoreRecord> | undefined;
-        return row === undefined ? undefined : record(row);
+        if (row === undefined) return undefined;
+        checkpointer?.wrote();
+        return record(row);
       }),
     delete: (key, expect) =>
       run("delete", key, () => {
@@ -159,7 +158,9 @@ export function sqliteRecords(
           expect.state ?? null,
           expect.state ?? null,
         );
-        return Number(changes) > 0;
+        if (Number(changes) === 0) return false;
+        checkpointer?.wrote();
+        return true;
       }),
     list: (query: ListQuery = {}) =>
       run("list", undefined, () => {
@@ -197,6 +198,7 @@ export function sqliteRecords(
                 gone++;
               } else statement(sql.later).run(purgeAgain(row, now), row.key);
             }
+            checkpointer?.wrote(due.length);
             return { seen: due.length, gone };
           }),
         );

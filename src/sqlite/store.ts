@@ -1,7 +1,9 @@
+import { createRequire } from "node:module";
 import type BetterSqlite3 from "better-sqlite3";
 import { describe } from "../options/describe.js";
 import { importPeer } from "../peer/import-peer.js";
 import type { Store, StoreOptions } from "../store/types.js";
+import { CHECKPOINT_PAGES, type Checkpointer, createCheckpointer } from "./checkpointer.js";
 import { sqliteDriver } from "./description.js";
 import { resolveSqliteOptions } from "./options.js";
 import { type SqliteConnection, sqliteRecords } from "./records.js";
@@ -52,8 +54,8 @@ export interface SqliteStoreOptions extends StoreOptions {
  *
  * Pass a path (the store opens the file and closes it on `close()`) or a better-sqlite3 `Database` you already have
  * (it stays open; the store switches it to WAL and sets its busy timeout). On a file it opens the store checkpoints
- * the write-ahead log every 4,000 pages instead of SQLite's 1,000 (fewer fsync stalls on the event loop, a log of up
- * to ~16 MB beside the file); a `Database` passed in keeps its own interval. Not for network file systems, where
+ * the write-ahead log on a worker thread about every 4,000 pages (see `checkpointer.ts`: no checkpoint fsync stalls
+ * the event loop; a log of ~16 MB beside the file); a `Database` passed in keeps its own checkpoints. Not for network file systems, where
  * SQLite's locks are unreliable: use PostgreSQL or Redis across machines.
  *
  * @example
@@ -79,14 +81,42 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
     },
   };
   const { table } = resolved;
+  const checkpointer = owned ? fileCheckpointer(db) : undefined;
   return {
-    ...sqliteRecords(sqliteDriver, connection, resolved, owned, () =>
-      ensureSchema(db, table, migrations(table)),
+    ...sqliteRecords(
+      sqliteDriver,
+      connection,
+      resolved,
+      owned,
+      () => ensureSchema(db, table, migrations(table)),
+      checkpointer,
     ),
     async close() {
+      await checkpointer?.stop();
       if (owned && db.open) db.close();
     },
   };
+}
+
+/**
+ * The checkpointer of a file the store opened, on the better-sqlite3 found from here. None for an in-memory database,
+ * or where none is found from here (idemkey bundled into an application's file): SQLite's own checkpoints then.
+ */
+function fileCheckpointer(db: Database): Checkpointer | undefined {
+  if (db.memory) return undefined;
+  let module: string;
+  try {
+    module = createRequire(import.meta.url).resolve("better-sqlite3");
+  } catch {
+    return undefined;
+  }
+  return createCheckpointer({
+    path: db.name,
+    module,
+    onFailure: () => {
+      if (db.open) db.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+    },
+  });
 }
 
 function openDatabase(pathOrDatabase: unknown): Database {

@@ -1,4 +1,4 @@
-import { statSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -198,20 +198,41 @@ export function testSqliteHotPath(
       }
     });
 
-    it("checkpoints a file it opens every 4,000 WAL pages, not every 1,000, and never loses a commit by it", async () => {
+    it("checkpoints a file it opens on a worker thread, while no write runs on the event loop", async () => {
       const path = file("checkpoint");
       const store = open(path, { table: "checkpointed" });
-      // Each claim of a new key commits at least one page (its leaf); a 2 KB data column makes it about one each.
+      // The wal-index (the -shm file, SQLite's documented layout, native byte order): the log's last frame
+      // (mxFrame, byte 16 of the header) and how many frames a checkpoint copied back into the file (nBackfill,
+      // byte 96). A checkpoint in a commit would restart the log at the next write; here none would be due before
+      // 40,000 pages.
+      const walIndex = () => {
+        const fd = openSync(`${path}-shm`, "r");
+        try {
+          const header = Buffer.alloc(100);
+          readSync(fd, header, 0, 100, 0);
+          return { frames: header.readUInt32LE(16), backfilled: header.readUInt32LE(96) };
+        } finally {
+          closeSync(fd);
+        }
+      };
+      // About five pages a claim with 2 KB of data: past the 1,000 writes that start the checkpointer.
       const data = "x".repeat(2_000);
-      for (let i = 0; i < 2_500; i++) {
-        expect((await store.claim(`k${i}`, { ...input, data })).status).toBe("claimed");
+      const claims = 1_500;
+      for (let n = 0; n < claims; n++) {
+        expect((await store.claim(`k${n}`, { ...input, data })).status).toBe("claimed");
       }
-      // With SQLite's default (1,000 pages) the log restarts after each checkpoint and never passes ~1,000 frames.
-      const frames = statSync(`${path}-wal`).size / (4_096 + 24);
-      expect(frames).toBeGreaterThan(2_000);
+      const written = walIndex();
+      expect(written.frames).toBeGreaterThan(claims);
+      expect(written.frames).toBeLessThan(40_000);
+      // Nothing is written from here on: only the worker can copy the log back.
+      for (let polls = 0; walIndex().backfilled < written.frames; polls++) {
+        if (polls > 1_000) throw new Error(`no checkpoint ran: ${JSON.stringify(walIndex())}`);
+        await sleep(20);
+      }
+      expect(walIndex()).toEqual({ frames: written.frames, backfilled: written.frames });
       await store.close();
       const reopened = open(path, { table: "checkpointed" });
-      expect((await reopened.list({ limit: 10_000 })).length).toBe(2_500);
+      expect((await reopened.list({ limit: 10_000 })).length).toBe(claims);
       await reopened.close();
     });
 
