@@ -107,8 +107,6 @@ export function createCheckpointer({ path, module, onFailure }: CheckpointerOpti
         eval: true,
         workerData: { path, module, intervalMs: INTERVAL_MS },
       });
-      // Never what keeps a process alive: one that exits without closing its store just stops checkpointing.
-      created.unref();
       created.on("message", (result: CheckpointResult) => {
         waiting.shift()?.(result);
         if (waiting.length === 0) created.unref();
@@ -117,6 +115,9 @@ export function createCheckpointer({ path, module, onFailure }: CheckpointerOpti
       created.on("exit", (code) => {
         if (code !== 0) fail(new Error(`the SQLite checkpointer exited with code ${code}`));
       });
+      // Never what keeps a process alive: one that exits without closing its store just stops checkpointing.
+      // After the listeners, since adding a "message" listener refs the worker's port again.
+      created.unref();
       worker = created;
     }
     return worker;

@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import BetterSqlite3 from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { createCheckpointer } from "../../src/sqlite/checkpointer.js";
@@ -66,4 +69,21 @@ describe("createCheckpointer", () => {
       db.close();
     }
   });
+
+  it("never keeps a process alive: one that leaves its store open exits once its work is done", async () => {
+    const script = fileURLToPath(new URL("./fixtures/unclosed-store.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--import", "tsx", script, join(dir, "unclosed.db")], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk) => {
+      output += chunk;
+    });
+    // Generous: the bound is only there so that a process kept alive fails the test instead of hanging it.
+    const kill = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const [code, signal] = (await once(child, "exit")) as [number | null, string | null];
+    clearTimeout(kill);
+    expect(output.trim()).toBe("written");
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+  }, 90_000);
 });
