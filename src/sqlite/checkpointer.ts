@@ -13,7 +13,7 @@ export const CHECKPOINT_PAGES = 4000;
  * the log only restarts (is written again from its start) at a write that finds all of it copied back, which a
  * checkpoint beside a writer that keeps writing never leaves: so under sustained writes SQLite's own checkpoint
  * still restarts it, then with little left to copy, but with its two fsyncs. Ten times less often than without a
- * checkpointer: 20,000 claims and completions spent 150-210 ms in waits over 5 ms, against 800-2,150 ms.
+ * checkpointer: 20,000 claims and completions spent 175-350 ms in waits over 5 ms, against 910-1,120 ms.
  */
 export const BACKSTOP_PAGES = 40_000;
 
@@ -39,7 +39,7 @@ export interface CheckpointResult {
 /**
  * Checkpoints of one file, run on a worker thread with a connection of its own every INTERVAL_MS, so that their
  * copying and fsyncs keep off the event loop: with SQLite's own checkpoints every 4,000 pages, 20,000 claims and
- * completions on a loaded machine spent 30-45% of their time in stalls of up to 60-90 ms. A PASSIVE checkpoint
+ * completions spent 35-48% of their time in stalls of up to 45-90 ms (idle and loaded machine). A PASSIVE checkpoint
  * takes no lock that writers or readers wait for; other processes on the file checkpoint it too, which is safe.
  */
 export interface Checkpointer {
