@@ -19,6 +19,7 @@ const sections: Record<string, () => Promise<void>> = {
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
   scale: async () => (await import("./scale.js")).benchScale(),
   syscalls: async () => (await import("./syscalls.js")).benchSyscalls(),
+  checkpoints: async () => (await import("./checkpoints.js")).benchCheckpoints(),
   otel: async () => (await import("./otel.js")).benchOtel(),
   ledger: async () => (await import("./ledger.js")).benchLedger(),
   inspector: async () => (await import("./inspector.js")).benchInspector(),
