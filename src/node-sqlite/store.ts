@@ -34,10 +34,9 @@ export interface NodeSqliteStoreOptions extends StoreOptions {
 /**
  * A store in a SQLite file through Node.js's built-in `node:sqlite` (Node.js 22.13 or later): no native addon to
  * compile or download. The same table, code, locking and guarantees as `sqliteStore` (WAL mode, several processes
- * on one machine may share the file, a log checkpointed on a worker thread about every 4,000 pages on a file it
- * opens), and the same
+ * on one machine may share the file, the log of a file it opens checkpointed from a worker thread), and the same
  * contract. Pass a path (the store opens and closes it) or a `DatabaseSync` you have (it stays open and keeps its
- * own checkpoint interval).
+ * own checkpoints).
  *
  * @example
  * const store = nodeSqliteStore("./idemkey.db");

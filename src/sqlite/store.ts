@@ -54,9 +54,10 @@ export interface SqliteStoreOptions extends StoreOptions {
  *
  * Pass a path (the store opens the file and closes it on `close()`) or a better-sqlite3 `Database` you already have
  * (it stays open; the store switches it to WAL and sets its busy timeout). On a file it opens the store checkpoints
- * the write-ahead log on a worker thread about every 4,000 pages (see `checkpointer.ts`: no checkpoint fsync stalls
- * the event loop; a log of ~16 MB beside the file); a `Database` passed in keeps its own checkpoints. Not for network file systems, where
- * SQLite's locks are unreliable: use PostgreSQL or Redis across machines.
+ * the write-ahead log from a worker thread (see `checkpointer.ts`: no checkpoint's fsyncs stall the event loop; the
+ * log beside the file cut back to 16 MB, up to ~160 MB under sustained writes); a `Database` passed in keeps its own
+ * checkpoints. Not for network file systems, where SQLite's locks are unreliable: use PostgreSQL or Redis across
+ * machines.
  *
  * @example
  * const store = sqliteStore("./idemkey.db");
