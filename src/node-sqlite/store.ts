@@ -89,23 +89,21 @@ export function nodeSqliteStore(
           },
         })
       : undefined;
-  return {
-    ...sqliteRecords(
-      nodeSqliteDriver,
-      connection,
-      resolved,
-      owned,
-      () => ensureSchema(db, table, migrations(table)),
-      checkpointer,
-    ),
-    async close() {
+  return sqliteRecords(
+    nodeSqliteDriver,
+    connection,
+    resolved,
+    owned,
+    () => ensureSchema(db, table, migrations(table)),
+    async () => {
       await checkpointer?.stop();
       if (owned && open) {
         open = false;
         db.close();
       }
     },
-  };
+    checkpointer,
+  );
 }
 
 /** node:sqlite returns rows with a null prototype: hand out plain objects, as every other store does. */

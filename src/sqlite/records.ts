@@ -9,6 +9,7 @@ import type { ChangesQuery, ClaimInput, ClaimResult, ListQuery, Store, StoreReco
 import { nextTurn } from "../store/yield.js";
 import { changesStatements } from "./changes.js";
 import { BACKSTOP_PAGES, CHECKPOINT_PAGES, type Checkpointer, LOG_LIMIT_BYTES } from "./checkpointer.js";
+import { groupCommit } from "./group-commit.js";
 import { listStatement } from "./list.js";
 import type { ResolvedSqliteOptions } from "./options.js";
 import { purgeAgain, purgeSql, putSql, recordValues, updateStatement } from "./statements.js";
@@ -43,10 +44,11 @@ const SYNC_BUSY_MS = 20;
 const PURGE_CHUNK = 500;
 
 /**
- * Everything of a SQLite store but `close`. `ensureSchema` creates or migrates the table (it differs only in the
- * driver it takes). At open only a short lock wait is synchronous: the switch to WAL mode, when another process's
- * lock makes it answer SQLITE_BUSY, is tried again by the first operation, asynchronously within `busyTimeoutMs`
- * (six processes opening one new file together hit it; a synchronous wait froze each of them for as long).
+ * A SQLite store on `conn`. `ensureSchema` creates or migrates the table (it differs only in the driver it takes);
+ * `close` closes what the store opened, once the writes still waiting for their group have run. At open only a
+ * short lock wait is synchronous: the switch to WAL mode, when another process's lock makes it answer SQLITE_BUSY,
+ * is tried again by the first operation, asynchronously within `busyTimeoutMs` (six processes opening one new file
+ * together hit it; a synchronous wait froze each of them for as long).
  */
 export function sqliteRecords(
   driver: DriverName,
@@ -54,8 +56,9 @@ export function sqliteRecords(
   resolved: ResolvedSqliteOptions,
   owned: boolean,
   ensureSchema: () => void,
+  close: () => Promise<void>,
   checkpointer?: Checkpointer,
-): Omit<Store, "close"> {
+): Store {
   const { clock, table, busyTimeoutMs } = resolved;
   // From here on a lock is waited for synchronously only this long; the rest are asynchronous retries.
   conn.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`);
@@ -116,27 +119,55 @@ export function sqliteRecords(
     }
   };
   const live = (key: string, now: number) => statement(selectLive).get(key, now) as StoreRecord | undefined;
+  const writes = groupCommit(conn, statement, ready);
+  // A write waits for the next group's commit, unless the caller holds a transaction open on a Database it passed
+  // in: then it runs at once, inside that transaction, as it always did.
+  const write = <T>(operation: string, key: string, body: () => T, transactional = false): Promise<T> => {
+    const alone = () => run(operation, key, transactional ? () => conn.deferred(body) : body);
+    if (conn.inTransaction) return alone();
+    return writes.write({
+      body,
+      alone,
+      failed: (error) => guardStore(driver, operation, key, () => Promise.reject(error)),
+    });
+  };
+  const claimNow = (key: string, input: ClaimInput): ClaimResult => {
+    const now = clock();
+    const decision = decideClaim(key, live(key, now), input, now);
+    if (decision.status !== "exists") {
+      statement(put).run(...recordValues(decision.record));
+      checkpointer?.wrote();
+    }
+    return decision;
+  };
+  // What a claim would answer from a read alone: a replay, a conflict, a key running elsewhere write nothing, so
+  // they are answered at once, without a transaction or the write lock. Anything else (or a read that failed, which
+  // the write then reports) goes to the group, whose transaction reads the key again before it writes.
+  const answeredByRead = (key: string, input: ClaimInput): ClaimResult | undefined => {
+    try {
+      return attempt(() => {
+        const now = clock();
+        const found = live(key, now);
+        if (found === undefined) return undefined;
+        const decision = decideClaim(key, found, input, now);
+        return decision.status === "exists" ? decision : undefined;
+      });
+    } catch {
+      return undefined;
+    }
+  };
 
   return {
-    // One deferred transaction: its read takes no write lock, so a replay, a conflict or a key running elsewhere
-    // is answered without queueing behind another process's writes (and costs half the locking of BEGIN
-    // IMMEDIATE). A write upgrades it, and in WAL mode the upgrade fails with SQLITE_BUSY_SNAPSHOT when another
-    // connection wrote since the read: retried, so two processes never both claim a key.
-    claim: (key: string, input: ClaimInput) =>
-      run("claim", key, () =>
-        conn.deferred((): ClaimResult => {
-          const now = clock();
-          const decision = decideClaim(key, live(key, now), input, now);
-          if (decision.status !== "exists") {
-            statement(put).run(...recordValues(decision.record));
-            checkpointer?.wrote();
-          }
-          return decision;
-        }),
-      ),
+    // A claim that writes is one deferred transaction (the group's, or its own): in WAL mode an upgrade to a write
+    // fails with SQLITE_BUSY_SNAPSHOT when another connection wrote since the read, and is retried, so two processes
+    // never both claim a key.
+    claim: (key: string, input: ClaimInput) => {
+      const answer = conn.inTransaction ? undefined : answeredByRead(key, input);
+      return answer ? Promise.resolve(answer) : write("claim", key, () => claimNow(key, input), true);
+    },
     get: (key: string) => run("get", key, () => live(key, clock())),
     update: (key, expect, patch) =>
-      run("update", key, () => {
+      write("update", key, () => {
         const { sql, values, record } = updateStatement(table, key, expect, patch, clock());
         // all(), not get(): get() resets the statement after its first row, and an autocommit's failure to commit
         // there (SQLITE_FULL on a full disk) is dropped, so a completion that was never written read as written.
@@ -146,7 +177,7 @@ export function sqliteRecords(
         return record(row);
       }),
     delete: (key, expect) =>
-      run("delete", key, () => {
+      write("delete", key, () => {
         const { changes } = statement(
           `DELETE FROM ${table} WHERE key = ? AND expires_at > ?
              AND (? IS NULL OR token = ?) AND (? IS NULL OR state = ?)`,
@@ -207,6 +238,10 @@ export function sqliteRecords(
         if (batch.seen < chunk) break;
       }
       return removed;
+    },
+    close: () => {
+      writes.drain();
+      return close();
     },
   };
 }

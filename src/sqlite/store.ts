@@ -83,20 +83,18 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
   };
   const { table } = resolved;
   const checkpointer = owned ? fileCheckpointer(db) : undefined;
-  return {
-    ...sqliteRecords(
-      sqliteDriver,
-      connection,
-      resolved,
-      owned,
-      () => ensureSchema(db, table, migrations(table)),
-      checkpointer,
-    ),
-    async close() {
+  return sqliteRecords(
+    sqliteDriver,
+    connection,
+    resolved,
+    owned,
+    () => ensureSchema(db, table, migrations(table)),
+    async () => {
       await checkpointer?.stop();
       if (owned && db.open) db.close();
     },
-  };
+    checkpointer,
+  );
 }
 
 /**

@@ -104,4 +104,37 @@ function sqliteCode(error: unknown): string | undefined {
     await expect(harness.call("task", tool, { to: "other" })).resolves.toBe("sent");
     await store.close();
   });
+  it("parallel calls on a full disk share a commit that fails: each fails with StoreError, none runs, all run once later", async () => {
+    const store = sqliteStore(join(mnt, "grouped.db"));
+    const tool = defineTool({
+      name: "charge",
+      effect: "unguarded",
+      run: async (_args: { n: number }, ctx) => {
+        log.effect(ctx.idempotencyKey);
+        return "charged";
+      },
+    });
+    const harness = createHarness({ store });
+    await harness.call("warm", tool, { n: -1 }); // the file and its table made while there is room
+    const calls = [0, 1, 2, 3, 4, 5];
+    const keys = calls.map((n) => harness.key("grouped", tool, { n }));
+    const free = fillDisk();
+    try {
+      const failed = await Promise.all(
+        calls.map((n) => harness.call("grouped", tool, { n }).catch((e: unknown) => e)),
+      );
+      for (const error of failed) {
+        expect(error).toBeInstanceOf(StoreError);
+        expect(sqliteCode(error)).toBe("SQLITE_FULL");
+      }
+      expect(keys.map((key) => log.count(key))).toEqual(calls.map(() => 0));
+    } finally {
+      free();
+    }
+    await expect(Promise.all(calls.map((n) => harness.call("grouped", tool, { n })))).resolves.toEqual(
+      calls.map(() => "charged"),
+    );
+    expect(keys.map((key) => log.count(key))).toEqual(calls.map(() => 1));
+    await store.close();
+  });
 });

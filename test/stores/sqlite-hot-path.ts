@@ -37,6 +37,29 @@ async function claimsOnceFree(holder: { release(): Promise<void> }, open: () => 
 }
 
 /**
+ * The commits in a database's write-ahead log, read from the file itself: frames whose header names the database's
+ * size after a commit, up to the first frame of an earlier generation of the log (another salt) or its end.
+ */
+function commitsInLog(path: string): number {
+  const fd = openSync(`${path}-wal`, "r");
+  try {
+    const header = Buffer.alloc(32);
+    if (readSync(fd, header, 0, 32, 0) < 32) return 0;
+    const pageSize = header.readUInt32BE(8);
+    const salt = header.subarray(16, 24);
+    const frame = Buffer.alloc(24);
+    let commits = 0;
+    for (let at = 32; readSync(fd, frame, 0, 24, at) === 24; at += 24 + pageSize) {
+      if (!frame.subarray(8, 16).equals(salt)) break;
+      if (frame.readUInt32BE(4) !== 0) commits++;
+    }
+    return commits;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * What both SQLite stores (better-sqlite3's and node:sqlite's) promise about locks and writes, beyond the contract:
  * replays take no write lock, a completion writes only the columns it changes, and opening a file another process
  * holds locked waits asynchronously within `busyTimeoutMs`.
@@ -158,6 +181,100 @@ export function testSqliteHotPath(
         db.close();
         await store.close();
       }
+    });
+
+    it("gives the writes that arrive together one commit: 8 claims, then their 8 completions, in 2", async () => {
+      const path = file("grouped");
+      const store = open(path, { table: "grouped" });
+      await store.get("k"); // the table made, so that only the writes below are in the log
+      const db = new BetterSqlite3(path);
+      const emptyLog = () =>
+        expect(db.pragma("wal_checkpoint(TRUNCATE)")).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+      const keys = Array.from({ length: 8 }, (_, i) => `k${i}`);
+      const done = { state: "completed", token: null, leaseMs: null, attempts: 1, result: "1" } as const;
+      try {
+        emptyLog();
+        const claims = await Promise.all(keys.map((key) => store.claim(key, input)));
+        expect(claims.map((claim) => claim.status)).toEqual(keys.map(() => "claimed"));
+        expect(commitsInLog(path)).toBe(1);
+        emptyLog();
+        const completions = await Promise.all(keys.map((key) => store.update(key, { token: "t1" }, done)));
+        expect(completions.map((record) => record?.state)).toEqual(keys.map(() => "completed"));
+        expect(commitsInLog(path)).toBe(1);
+        // Written as the store reported them, read by another connection.
+        expect(db.prepare("SELECT count(*) FROM grouped WHERE state = 'completed'").pluck().get()).toBe(8);
+        // One after another, each write is a commit of its own: so the count above measured something.
+        emptyLog();
+        for (const key of keys) await store.claim(`${key}-alone`, input);
+        expect(commitsInLog(path)).toBe(8);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("fails a write that fails inside a group alone: the others in it commit, once", async () => {
+      const path = file("grouped-refusal");
+      const store = open(path, { table: "refusing" });
+      await store.get("k");
+      // A trigger another connection adds refuses one key: a failure of that write's own, mid-group.
+      const db = new BetterSqlite3(path);
+      db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON refusing WHEN NEW.key = 'refused'
+        BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END;`);
+      try {
+        db.pragma("wal_checkpoint(TRUNCATE)");
+        const [a, refused, b] = await Promise.allSettled(
+          ["a", "refused", "b"].map((key) => store.claim(key, input)),
+        );
+        expect(a).toMatchObject({ status: "fulfilled", value: { status: "claimed" } });
+        expect(b).toMatchObject({ status: "fulfilled", value: { status: "claimed" } });
+        expect(refused?.status).toBe("rejected");
+        const error = (refused as PromiseRejectedResult).reason;
+        expect(error).toBeInstanceOf(StoreError);
+        expect(error.message).toMatch(/claim/);
+        expect(commitsInLog(path)).toBe(1);
+        expect(db.prepare("SELECT key FROM refusing ORDER BY key").pluck().all()).toEqual(["a", "b"]);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("runs each write of a group alone when another process holds the write lock, each once it is free", async () => {
+      const path = file("grouped-busy");
+      const store = open(path, { table: "busy", busyTimeoutMs: 20_000 });
+      await store.get("k");
+      const holder = await holdWriteLock(path, { wal: true });
+      const keys = ["a", "b", "c", "d", "e"];
+      let claims: Promise<unknown>[] = [];
+      try {
+        claims = keys.map((key) => store.claim(key, input));
+        await sleep(100);
+      } finally {
+        await holder.release();
+      }
+      expect((await Promise.all(claims)).map((claim) => (claim as { status: string }).status)).toEqual(
+        keys.map(() => "claimed"),
+      );
+      const db = new BetterSqlite3(path, { readonly: true });
+      try {
+        expect(db.prepare("SELECT key FROM busy ORDER BY key").pluck().all()).toEqual(keys);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("runs the writes still waiting for their group when it closes", async () => {
+      const path = file("grouped-close");
+      const store = open(path, { table: "closing" });
+      await store.get("k");
+      const claim = store.claim("k", input);
+      await store.close();
+      expect((await claim).status).toBe("claimed");
+      const reopened = open(path, { table: "closing" });
+      expect(await reopened.get("k")).toMatchObject({ state: "pending", token: "t1" });
+      await reopened.close();
     });
 
     it("migrates a version 1 table in place: records kept, purge removes the expired and keeps the live", async () => {
