@@ -12,7 +12,7 @@ import { BACKSTOP_PAGES, CHECKPOINT_PAGES, type Checkpointer, LOG_LIMIT_BYTES } 
 import { groupCommit } from "./group-commit.js";
 import { listStatement } from "./list.js";
 import type { ResolvedSqliteOptions } from "./options.js";
-import { purgeAgain, purgeSql, putSql, recordValues, updateStatement } from "./statements.js";
+import { insertSql, purgeAgain, purgeSql, putSql, recordValues, updateStatement } from "./statements.js";
 import { COLUMNS } from "./table.js";
 
 export interface SqliteStatement {
@@ -120,8 +120,8 @@ export function sqliteRecords(
   };
   const live = (key: string, now: number) => statement(selectLive).get(key, now) as StoreRecord | undefined;
   const writes = groupCommit(conn, statement, ready);
-  // A write waits for the next group's commit, unless the caller holds a transaction open on a Database it passed
-  // in: then it runs at once, inside that transaction, as it always did.
+  // A write runs at once or waits for the group (group-commit.ts); a caller that holds a transaction open on a
+  // Database it passed in gets it at once, inside that transaction, as it always did.
   const write = <T>(operation: string, key: string, body: () => T, transactional = false): Promise<T> => {
     const alone = () => run(operation, key, transactional ? () => conn.deferred(body) : body);
     if (conn.inTransaction) return alone();
@@ -131,8 +131,18 @@ export function sqliteRecords(
       failed: (error) => guardStore(driver, operation, key, () => Promise.reject(error)),
     });
   };
-  const claimNow = (key: string, input: ClaimInput): ClaimResult => {
+  const insert = insertSql(table);
+  // `absent`: the read before found no live row. Then the new record is inserted unless a row is there, which saves
+  // the transaction its read; only when one is (written since, or expired) is the key read and decided again.
+  const claimNow = (key: string, input: ClaimInput, absent: boolean): ClaimResult => {
     const now = clock();
+    if (absent) {
+      const fresh = decideClaim(key, undefined, input, now);
+      if (Number(statement(insert).run(...recordValues(fresh.record)).changes) === 1) {
+        checkpointer?.wrote();
+        return fresh;
+      }
+    }
     const decision = decideClaim(key, live(key, now), input, now);
     if (decision.status !== "exists") {
       statement(put).run(...recordValues(decision.record));
@@ -140,15 +150,15 @@ export function sqliteRecords(
     }
     return decision;
   };
-  // What a claim would answer from a read alone: a replay, a conflict, a key running elsewhere write nothing, so
-  // they are answered at once, without a transaction or the write lock. Anything else (or a read that failed, which
-  // the write then reports) goes to the group, whose transaction reads the key again before it writes.
-  const answeredByRead = (key: string, input: ClaimInput): ClaimResult | undefined => {
+  // What a claim can answer from a read alone: a replay, a conflict, a key running elsewhere write nothing, so they
+  // are answered at once, without a transaction or the write lock. Anything else goes to the group, told whether the
+  // key was absent; a read that failed says nothing (`undefined`), and the write then reports the failure.
+  const readFirst = (key: string, input: ClaimInput): ClaimResult | "absent" | undefined => {
     try {
       return attempt(() => {
         const now = clock();
         const found = live(key, now);
-        if (found === undefined) return undefined;
+        if (found === undefined) return "absent";
         const decision = decideClaim(key, found, input, now);
         return decision.status === "exists" ? decision : undefined;
       });
@@ -162,8 +172,10 @@ export function sqliteRecords(
     // fails with SQLITE_BUSY_SNAPSHOT when another connection wrote since the read, and is retried, so two processes
     // never both claim a key.
     claim: (key: string, input: ClaimInput) => {
-      const answer = conn.inTransaction ? undefined : answeredByRead(key, input);
-      return answer ? Promise.resolve(answer) : write("claim", key, () => claimNow(key, input), true);
+      // A claim that runs at once reads inside its own transaction: the read first spares only one that waits.
+      const read = conn.inTransaction || !writes.waits() ? undefined : readFirst(key, input);
+      if (typeof read === "object") return Promise.resolve(read);
+      return write("claim", key, () => claimNow(key, input, read === "absent"), true);
     },
     get: (key: string) => run("get", key, () => live(key, clock())),
     update: (key, expect, patch) =>

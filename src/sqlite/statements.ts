@@ -17,6 +17,16 @@ export const putSql = (table: string): string => `INSERT INTO ${table}
     result = excluded.result, data = excluded.data, created_at = excluded.created_at,
     updated_at = excluded.updated_at, expires_at = excluded.expires_at, purge_from = excluded.purge_from`;
 
+/**
+ * Writes a new record where the key has no row at all: a claim of a key the read before it found absent, which then
+ * needs no read of its own inside the transaction. No row changed: one appeared since (or an expired one is there).
+ */
+export const insertSql = (table: string): string => `INSERT INTO ${table}
+  (key, state, fingerprint, token, lease_until, attempts, result, data, created_at, updated_at, expires_at,
+    purge_from)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT (key) DO NOTHING`;
+
 /** One batch of purge: the records it may look at by now (`due`), each then removed or looked at again `later`. */
 export const purgeSql = (table: string) => ({
   due: `SELECT key, state, lease_until AS leaseUntil, expires_at AS expiresAt FROM ${table}

@@ -183,7 +183,7 @@ export function testSqliteHotPath(
       }
     });
 
-    it("gives the writes that arrive together one commit: 8 claims, then their 8 completions, in 2", async () => {
+    it("commits the writes that arrive together in one turn as 2: the first alone, then the other 7 together", async () => {
       const path = file("grouped");
       const store = open(path, { table: "grouped" });
       await store.get("k"); // the table made, so that only the writes below are in the log
@@ -196,17 +196,37 @@ export function testSqliteHotPath(
         emptyLog();
         const claims = await Promise.all(keys.map((key) => store.claim(key, input)));
         expect(claims.map((claim) => claim.status)).toEqual(keys.map(() => "claimed"));
-        expect(commitsInLog(path)).toBe(1);
+        expect(commitsInLog(path)).toBe(2);
         emptyLog();
         const completions = await Promise.all(keys.map((key) => store.update(key, { token: "t1" }, done)));
         expect(completions.map((record) => record?.state)).toEqual(keys.map(() => "completed"));
-        expect(commitsInLog(path)).toBe(1);
+        expect(commitsInLog(path)).toBe(2);
         // Written as the store reported them, read by another connection.
         expect(db.prepare("SELECT count(*) FROM grouped WHERE state = 'completed'").pluck().get()).toBe(8);
         // One after another, each write is a commit of its own: so the count above measured something.
         emptyLog();
         for (const key of keys) await store.claim(`${key}-alone`, input);
         expect(commitsInLog(path)).toBe(8);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("commits a lone write at once: another connection sees it before the caller awaits it", async () => {
+      const path = file("lone");
+      const store = open(path, { table: "lone" });
+      await store.get("k");
+      await new Promise((resolve) => setImmediate(resolve)); // a new turn, as a caller between two requests
+      const db = new BetterSqlite3(path, { readonly: true });
+      try {
+        const claim = store.claim("k", input);
+        expect(db.prepare("SELECT token FROM lone WHERE key = 'k'").pluck().get()).toBe("t1");
+        expect((await claim).status).toBe("claimed");
+        await new Promise((resolve) => setImmediate(resolve));
+        const done = store.update("k", { token: "t1" }, { state: "completed", token: null, leaseMs: null });
+        expect(db.prepare("SELECT state FROM lone WHERE key = 'k'").pluck().get()).toBe("completed");
+        await done;
       } finally {
         db.close();
         await store.close();
@@ -223,17 +243,19 @@ export function testSqliteHotPath(
         BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END;`);
       try {
         db.pragma("wal_checkpoint(TRUNCATE)");
-        const [a, refused, b] = await Promise.allSettled(
-          ["a", "refused", "b"].map((key) => store.claim(key, input)),
+        // "a" runs alone; "b", "refused" and "c" are a group.
+        const [a, b, refused, c] = await Promise.allSettled(
+          ["a", "b", "refused", "c"].map((key) => store.claim(key, input)),
         );
         expect(a).toMatchObject({ status: "fulfilled", value: { status: "claimed" } });
         expect(b).toMatchObject({ status: "fulfilled", value: { status: "claimed" } });
+        expect(c).toMatchObject({ status: "fulfilled", value: { status: "claimed" } });
         expect(refused?.status).toBe("rejected");
         const error = (refused as PromiseRejectedResult).reason;
         expect(error).toBeInstanceOf(StoreError);
         expect(error.message).toMatch(/claim/);
-        expect(commitsInLog(path)).toBe(1);
-        expect(db.prepare("SELECT key FROM refusing ORDER BY key").pluck().all()).toEqual(["a", "b"]);
+        expect(commitsInLog(path)).toBe(2);
+        expect(db.prepare("SELECT key FROM refusing ORDER BY key").pluck().all()).toEqual(["a", "b", "c"]);
       } finally {
         db.close();
         await store.close();
