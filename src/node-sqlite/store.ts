@@ -96,7 +96,6 @@ export function nodeSqliteStore(
     owned,
     () => ensureSchema(db, table, migrations(table)),
     async () => {
-      await checkpointer?.stop();
       if (owned && open) {
         open = false;
         db.close();

@@ -45,10 +45,11 @@ const PURGE_CHUNK = 500;
 
 /**
  * A SQLite store on `conn`. `ensureSchema` creates or migrates the table (it differs only in the driver it takes);
- * `close` closes what the store opened, once the writes still waiting for their group have run. At open only a
- * short lock wait is synchronous: the switch to WAL mode, when another process's lock makes it answer SQLITE_BUSY,
- * is tried again by the first operation, asynchronously within `busyTimeoutMs` (six processes opening one new file
- * together hit it; a synchronous wait froze each of them for as long).
+ * `close` closes what the store opened, once the writes still waiting for their group have run and the
+ * checkpointer has stopped. At open only a short lock wait is synchronous: the switch to WAL mode, when another
+ * process's lock makes it answer SQLITE_BUSY, is tried again by the first operation, asynchronously within
+ * `busyTimeoutMs` (six processes opening one new file together hit it; a synchronous wait froze each of them for as
+ * long).
  */
 export function sqliteRecords(
   driver: DriverName,
@@ -251,9 +252,11 @@ export function sqliteRecords(
       }
       return removed;
     },
-    close: () => {
+    // The waiting writes first, then the worker, whose connection must not outlive the store's.
+    close: async () => {
       writes.drain();
-      return close();
+      await checkpointer?.stop();
+      await close();
     },
   };
 }

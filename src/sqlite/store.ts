@@ -90,7 +90,6 @@ export function sqliteStore(pathOrDatabase: string | Database, options: SqliteSt
     owned,
     () => ensureSchema(db, table, migrations(table)),
     async () => {
-      await checkpointer?.stop();
       if (owned && db.open) db.close();
     },
     checkpointer,
