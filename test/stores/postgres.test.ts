@@ -100,7 +100,7 @@ testStore(
     expect(await prepared()).toBe((before ?? 0) + 1);
   });
 
-  it("claims in one statement what recent claims were: a new key one insert, a replay one plain read", async () => {
+  it("claims in one statement what recent claims were: a new key one plain insert, a replay one plain read", async () => {
     const texts: string[] = [];
     const counting = {
       query(text: string, values?: unknown[]) {
@@ -118,15 +118,19 @@ testStore(
     const { record } = await store.claim("order-a", claimInput);
     await store.update("order-a", { token: record.token! }, { state: "completed", result: "1" });
     const replay = () => store.claim("order-a", { ...claimInput, token: "t2" });
-    // Insert first while claims make new keys; a replay is then answered by the same statement.
-    expect(await sent(() => store.claim("order-b", claimInput))).toEqual(["WITH"]);
-    for (let i = 0; i < 4; i++) expect(await sent(replay)).toEqual(["WITH"]);
+    // While no recent claim met a record, a new key is one plain insert, and a replay pays it before its read.
+    expect(await sent(() => store.claim("order-b", claimInput))).toEqual(["INSERT"]);
+    expect(await sent(replay)).toEqual(["INSERT", "SELECT"]);
+    // Insert first while claims make new keys; once some met records, a replay is answered by the same statement.
+    for (let i = 0; i < 3; i++) expect(await sent(replay)).toEqual(["WITH"]);
     // Read first once they meet records; a new key then pays the read, and claims turn back to inserting first.
     expect(await sent(replay)).toEqual(["SELECT"]);
     expect(await replay()).toMatchObject({ status: "exists", record: { state: "completed", result: "1" } });
-    expect(await sent(() => store.claim("order-c", claimInput))).toEqual(["SELECT", "WITH"]);
-    expect(await sent(() => store.claim("order-d", claimInput))).toEqual(["SELECT", "WITH"]);
+    expect(await sent(() => store.claim("order-c", claimInput))).toEqual(["SELECT", "INSERT"]);
+    expect(await sent(() => store.claim("order-d", claimInput))).toEqual(["SELECT", "INSERT"]);
     expect(await sent(() => store.claim("order-e", claimInput))).toEqual(["WITH"]);
+    expect(await sent(() => store.claim("order-f", claimInput))).toEqual(["WITH"]);
+    expect(await sent(() => store.claim("order-g", claimInput))).toEqual(["INSERT"]);
   });
 
   it("reads changes along the prefix's range of the primary key, not along the expires_at index", async () => {
