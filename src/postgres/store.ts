@@ -118,9 +118,21 @@ const toRecord = (row: Row): StoreRecord => ({
   expiresAt: Number(row.expires_at),
 });
 
-/** A claim's input as one row `i`, its parameters in the order both claim statements pass them. */
+/** A claim's input as one row `i`, its parameters as `claimValues` gives them. */
 const CLAIM_INPUT = `SELECT $1::text AS key, $2::text AS state, $3::text AS fingerprint, $4::text AS token,
   $5::bigint AS lease_ms, $6::bigint AS ttl_ms, $7::text AS data, ${serverNow("$8")} AS now`;
+
+/** CLAIM_INPUT's parameters, which every claim statement passes. */
+const claimValues = (key: string, input: ClaimInput, given: number | null): unknown[] => [
+  key,
+  input.state ?? "pending",
+  input.fingerprint,
+  input.token,
+  input.leaseMs,
+  input.ttlMs,
+  input.data ?? null,
+  given,
+];
 
 /** A new record's columns (COLUMNS order) from the row `i`. */
 const NEW_RECORD = `SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL,
@@ -204,7 +216,6 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     input: ClaimInput,
     given: number | null,
   ): Promise<ClaimResult | undefined> => {
-    const state = input.state ?? "pending";
     const { rows } = await run(
       `WITH i AS (${CLAIM_INPUT}), cur AS (
          SELECT r.* FROM ${t} r, i WHERE r.key = i.key
@@ -241,7 +252,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
        UNION ALL SELECT 'replaced', ${COLUMNS} FROM replaced
        UNION ALL SELECT 'inserted', ${COLUMNS} FROM inserted
        UNION ALL SELECT 'now', ${NOW_ROW} FROM i`,
-      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, given],
+      claimValues(key, input, given),
     );
     const row = (source: string) => rows.find((r) => r.source === source);
     // The instant the statement decided on: the server's clock, or the `clock` option's.
@@ -275,7 +286,6 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
    * lease to take over, an insert race) to `claimOnce`.
    */
   const claimFast = async (key: string, input: ClaimInput, given: number | null) => {
-    const state = input.state ?? "pending";
     const { rows } = await run(
       // The insert only when the snapshot has no row: a replay then skips the conflict check (7% of its cost).
       `WITH i AS (${CLAIM_INPUT}), cur AS (
@@ -288,7 +298,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
        SELECT 'inserted' AS source, ${COLUMNS} FROM inserted
        UNION ALL SELECT 'cur', ${COLUMNS} FROM cur
        UNION ALL SELECT 'now', ${NOW_ROW} FROM i`,
-      [key, state, input.fingerprint, input.token, input.leaseMs, input.ttlMs, input.data ?? null, given],
+      claimValues(key, input, given),
     );
     const inserted = rows.find((r) => r.source === "inserted");
     const cur = rows.find((r) => r.source === "cur");
@@ -310,16 +320,7 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
     const { rows } = await run(
       `INSERT INTO ${t} (${COLUMNS}) ${NEW_RECORD} FROM (${CLAIM_INPUT}) i ON CONFLICT (key) DO NOTHING
        RETURNING ${COLUMNS}`,
-      [
-        key,
-        input.state ?? "pending",
-        input.fingerprint,
-        input.token,
-        input.leaseMs,
-        input.ttlMs,
-        input.data ?? null,
-        given,
-      ],
+      claimValues(key, input, given),
     );
     const row = rows[0];
     if (row === undefined) return undefined;
