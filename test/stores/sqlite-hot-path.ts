@@ -3,6 +3,7 @@ import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { StoreError } from "../../src/errors/index.js";
+import { SOLO_WRITES } from "../../src/sqlite/group-commit.js";
 import type { SqliteFileOptions } from "../../src/sqlite/options.js";
 import type { RecordPatch, Store } from "../../src/store/types.js";
 import { holdWriteLock } from "./fixtures/lock-holder.js";
@@ -207,6 +208,53 @@ export function testSqliteHotPath(
         emptyLog();
         for (const key of keys) await store.claim(`${key}-alone`, input);
         expect(commitsInLog(path)).toBe(8);
+      } finally {
+        db.close();
+        await store.close();
+      }
+    });
+
+    it("stops making a lone caller's completion wait a turn once its groups are of one, and groups a burst again", async () => {
+      const path = file("solo");
+      const store = open(path, { table: "solo" });
+      await store.get("k");
+      const db = new BetterSqlite3(path);
+      const state = (key: string) => db.prepare("SELECT state FROM solo WHERE key = ?").pluck().get(key);
+      const emptyLog = () =>
+        expect(db.pragma("wal_checkpoint(TRUNCATE)")).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+      const done = { state: "completed", token: null, leaseMs: null, attempts: 1, result: "1" } as const;
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      // A claim and its completion in one turn, as a synchronous tool makes them: whether the completion was
+      // committed before the caller awaited it, or waited for a group.
+      const claimAndComplete = async (key: string) => {
+        await turn();
+        await store.claim(key, input);
+        const completion = store.update(key, { token: "t1" }, done);
+        const atOnce = state(key) === "completed";
+        expect((await completion)?.state).toBe("completed");
+        return atOnce;
+      };
+      try {
+        // Two groups of one in a row, then the completions run at once, all but one in SOLO_WRITES.
+        const waited = [];
+        for (let i = 0; i < 2 + 2 * SOLO_WRITES; i++) waited.push(!(await claimAndComplete(`lone${i}`)));
+        const expected = waited.map((_, i) => i < 2 || (i - 2) % SOLO_WRITES === SOLO_WRITES - 1);
+        expect(waited).toEqual(expected);
+        // A burst of 40 writes in one turn, the writes still to run alone now SOLO_WRITES - 1: the first runs alone
+        // as always, those SOLO_WRITES - 1 alone, the rest wait and commit together.
+        await turn();
+        emptyLog();
+        const burst = Array.from({ length: 40 }, (_, i) => `burst${i}`);
+        await Promise.all(burst.map((key) => store.claim(key, input)));
+        expect(commitsInLog(path)).toBe(1 + (SOLO_WRITES - 1) + 1);
+        // That group was not of one: the next burst is grouped at once, as on a store just opened.
+        await turn();
+        emptyLog();
+        await Promise.all(burst.map((key) => store.update(key, { token: "t1" }, done)));
+        expect(commitsInLog(path)).toBe(2);
+        expect(db.prepare("SELECT count(*) FROM solo WHERE state = 'completed'").pluck().get()).toBe(
+          2 + 2 * SOLO_WRITES + 40,
+        );
       } finally {
         db.close();
         await store.close();
