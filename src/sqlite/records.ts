@@ -40,6 +40,10 @@ export interface SqliteConnection {
 /** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
 const SYNC_BUSY_MS = 20;
 
+/** Claims read first once this many of the recent ones met a record (of at most MET_MAX remembered). */
+const READ_FIRST = 4;
+const MET_MAX = 8;
+
 /** Rows one purge statement deletes at most: a few milliseconds of write lock. */
 const PURGE_CHUNK = 500;
 
@@ -135,16 +139,24 @@ export function sqliteRecords(
   const insert = insertSql(table);
   // `absent`: the read before found no live row. Then the new record is inserted unless a row is there, which saves
   // the transaction its read; only when one is (written since, or expired) is the key read and decided again.
+  /** How many of the recent claims met a record, 0 to MET_MAX: at READ_FIRST or more, claims read first. */
+  let met = 0;
+  const saw = (record: boolean) => {
+    met = record ? Math.min(met + 1, MET_MAX) : Math.max(met - 1, 0);
+  };
   const claimNow = (key: string, input: ClaimInput, absent: boolean): ClaimResult => {
     const now = clock();
     if (absent) {
       const fresh = decideClaim(key, undefined, input, now);
       if (Number(statement(insert).run(...recordValues(fresh.record)).changes) === 1) {
         checkpointer?.wrote();
+        saw(false);
         return fresh;
       }
     }
-    const decision = decideClaim(key, live(key, now), input, now);
+    const found = live(key, now);
+    saw(found !== undefined);
+    const decision = decideClaim(key, found, input, now);
     if (decision.status !== "exists") {
       statement(put).run(...recordValues(decision.record));
       checkpointer?.wrote();
@@ -161,7 +173,9 @@ export function sqliteRecords(
         const found = live(key, now);
         if (found === undefined) return "absent";
         const decision = decideClaim(key, found, input, now);
-        return decision.status === "exists" ? decision : undefined;
+        if (decision.status !== "exists") return undefined;
+        saw(true);
+        return decision;
       });
     } catch {
       return undefined;
@@ -173,8 +187,12 @@ export function sqliteRecords(
     // fails with SQLITE_BUSY_SNAPSHOT when another connection wrote since the read, and is retried, so two processes
     // never both claim a key.
     claim: (key: string, input: ClaimInput) => {
-      // A claim that runs at once reads inside its own transaction: the read first spares only one that waits.
-      const read = conn.inTransaction || !writes.waits() ? undefined : readFirst(key, input);
+      // A claim that waits for the group reads first, and so does one while recent claims met records (replays):
+      // a read alone costs a replay less than the same read in a transaction (5.3 against 8.1 µs p50), a new key a
+      // little more than the transaction's read and insert (17.5 against 15.7). Otherwise the claim reads inside
+      // its own transaction.
+      const first = !conn.inTransaction && (writes.waits() || met >= READ_FIRST);
+      const read = first ? readFirst(key, input) : undefined;
       if (typeof read === "object") return Promise.resolve(read);
       return write("claim", key, () => claimNow(key, input, read === "absent"), true);
     },

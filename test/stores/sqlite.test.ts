@@ -101,6 +101,44 @@ describe("sqliteStore", () => {
     db.close();
   });
 
+  it("reads a replay outside a transaction while recent claims met records, and claims in one again once they did not", async () => {
+    const statements: string[] = [];
+    const db = new BetterSqlite3(":memory:", {
+      verbose: (sql) => statements.push(String(sql).trim().split(/\s+/)[0]!),
+    });
+    const store = sqliteStore(db);
+    // Each claim in a turn of its own, as a caller between two requests: none waits for a group.
+    const sent = async (key: string, token: string) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      statements.length = 0;
+      const { status } = await store.claim(key, { ...claimInput, token });
+      return `${status}: ${statements.join(" ")}`;
+    };
+    await store.claim("done", claimInput);
+    await store.update(
+      "done",
+      { token: claimInput.token },
+      { state: "completed", token: null, leaseMs: null },
+    );
+    const replays = [];
+    for (let i = 0; i < 6; i++) replays.push(await sent("done", `replay${i}`));
+    const inTransaction = "exists: BEGIN SELECT COMMIT";
+    expect(replays).toEqual([
+      inTransaction,
+      inTransaction,
+      inTransaction,
+      inTransaction,
+      "exists: SELECT",
+      "exists: SELECT",
+    ]);
+    // Six claims met the record: new keys read first until fewer than four of the recent claims did.
+    const fresh = [];
+    for (let i = 0; i < 4; i++) fresh.push(await sent(`new${i}`, "t"));
+    const readFirst = "claimed: SELECT BEGIN INSERT COMMIT";
+    expect(fresh).toEqual([readFirst, readFirst, readFirst, "claimed: BEGIN SELECT INSERT COMMIT"]);
+    db.close();
+  });
+
   it("sets only a short synchronous busy timeout on the connection (the rest of the wait is asynchronous)", () => {
     const db = new BetterSqlite3(":memory:");
     sqliteStore(db, { busyTimeoutMs: 1234 });
