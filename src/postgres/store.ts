@@ -358,16 +358,18 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
         const readFirst = met >= READ_FIRST;
         const read = readFirst ? await claimRead(key, input, given()) : ({ found: false } as const);
         if (read.result) return read.result;
-        if (!read.found && (readFirst || met === 0)) {
-          // No record is expected: insert it, or read the one that is there after all.
-          const claimed = await claimNew(key, input, given());
-          if (claimed) return claimed;
-          const again = await claimRead(key, input, given());
-          if (again.result) return again.result;
-        } else if (!read.found) {
-          // Some recent claims met records: one statement inserts the key or reads the record that is there.
-          const fast = await claimFast(key, input, given());
-          if (fast) return fast;
+        if (!read.found) {
+          if (readFirst || met === 0) {
+            // No record is expected: insert it, or read the one that is there after all.
+            const claimed = await claimNew(key, input, given());
+            if (claimed) return claimed;
+            const again = await claimRead(key, input, given());
+            if (again.result) return again.result;
+          } else {
+            // Some recent claims met records: one statement inserts the key or reads the record that is there.
+            const fast = await claimFast(key, input, given());
+            if (fast) return fast;
+          }
         }
         for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
           const result = await claimOnce(key, input, clock ? clock() : null);
