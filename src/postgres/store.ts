@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { StoreError } from "../errors/store-error.js";
 import { keyRange } from "../store/range.js";
+import { recentClaims } from "../store/recent-claims.js";
 import { decideClaim, resent } from "../store/record.js";
 import { sinceMs } from "../store/since.js";
 import type {
@@ -138,10 +139,6 @@ const claimValues = (key: string, input: ClaimInput, given: number | null): unkn
 const NEW_RECORD = `SELECT key, state, fingerprint, token, CASE WHEN state = 'pending' THEN now + lease_ms END, 0, NULL,
   data, now, now, now + ttl_ms`;
 
-/** Claims read first once this many of the recent ones met a record (of at most MET_MAX remembered). */
-const READ_FIRST = 4;
-const MET_MAX = 8;
-
 /** A claim that lost an insert race sees nothing in its snapshot; the next statement sees the winner. */
 const CLAIM_ATTEMPTS = 5;
 
@@ -191,11 +188,8 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
   /** The `now` a statement is given: null lets the server's clock decide; the `clock` option (tests) otherwise. */
   const given = () => (clock ? clock() : null);
   const names = new Map<string, string>();
-  /** How many of the recent claims met a record, 0 to MET_MAX: at READ_FIRST or more, claims read first. */
-  let met = 0;
-  const saw = (record: boolean) => {
-    met = record ? Math.min(met + 1, MET_MAX) : Math.max(met - 1, 0);
-  };
+  const recent = recentClaims();
+  const saw = recent.saw;
   const run = async (sql: string, values: unknown[]) => {
     if (!prepared) return (await client.query(sql, values)) as { rows: Row[]; rowCount: number | null };
     // One name per distinct text: the table's name is in the text, so two stores never share a statement.
@@ -355,11 +349,11 @@ export function postgresStore(client: Queryable, options: PostgresStoreOptions =
         // decision either way, and the order that costs the common case one statement. Read first, a new key
         // pays one more read (+51 µs p50 on 531, measured); insert first, a replay pays the insert (+15 µs), or,
         // while no recent claim met a record, a plain insert before its read.
-        const readFirst = met >= READ_FIRST;
+        const readFirst = recent.readFirst();
         const read = readFirst ? await claimRead(key, input, given()) : ({ found: false } as const);
         if (read.result) return read.result;
         if (!read.found) {
-          if (readFirst || met === 0) {
+          if (readFirst || recent.none()) {
             // No record is expected: insert it, or read the one that is there after all.
             const claimed = await claimNew(key, input, given());
             if (claimed) return claimed;

@@ -4,6 +4,7 @@
  */
 import type { DriverName } from "../store/driver.js";
 import { guardStore } from "../store/guard.js";
+import { recentClaims } from "../store/recent-claims.js";
 import { decideClaim } from "../store/record.js";
 import type { ChangesQuery, ClaimInput, ClaimResult, ListQuery, Store, StoreRecord } from "../store/types.js";
 import { nextTurn } from "../store/yield.js";
@@ -39,10 +40,6 @@ export interface SqliteConnection {
 
 /** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
 const SYNC_BUSY_MS = 20;
-
-/** Claims read first once this many of the recent ones met a record (of at most MET_MAX remembered). */
-const READ_FIRST = 4;
-const MET_MAX = 8;
 
 /** Rows one purge statement deletes at most: a few milliseconds of write lock. */
 const PURGE_CHUNK = 500;
@@ -139,11 +136,8 @@ export function sqliteRecords(
   const insert = insertSql(table);
   // `absent`: the read before found no live row. Then the new record is inserted unless a row is there, which saves
   // the transaction its read; only when one is (written since, or expired) is the key read and decided again.
-  /** How many of the recent claims met a record, 0 to MET_MAX: at READ_FIRST or more, claims read first. */
-  let met = 0;
-  const saw = (record: boolean) => {
-    met = record ? Math.min(met + 1, MET_MAX) : Math.max(met - 1, 0);
-  };
+  const recent = recentClaims();
+  const saw = recent.saw;
   const claimNow = (key: string, input: ClaimInput, absent: boolean): ClaimResult => {
     const now = clock();
     if (absent) {
@@ -191,7 +185,7 @@ export function sqliteRecords(
       // a read alone costs a replay less than the same read in a transaction (5.3 against 8.1 µs p50), a new key a
       // little more than the transaction's read and insert (17.5 against 15.7). Otherwise the claim reads inside
       // its own transaction.
-      const first = !conn.inTransaction && (writes.waits() || met >= READ_FIRST);
+      const first = !conn.inTransaction && (writes.waits() || recent.readFirst());
       const read = first ? readFirst(key, input) : undefined;
       if (typeof read === "object") return Promise.resolve(read);
       return write("claim", key, () => claimNow(key, input, read === "absent"), true);
