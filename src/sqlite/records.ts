@@ -134,10 +134,10 @@ export function sqliteRecords(
     });
   };
   const insert = insertSql(table);
-  // `absent`: the read before found no live row. Then the new record is inserted unless a row is there, which saves
-  // the transaction its read; only when one is (written since, or expired) is the key read and decided again.
   const recent = recentClaims();
   const saw = recent.saw;
+  // `absent`: the read before found no live row. Then the new record is inserted unless a row is there, which saves
+  // the transaction its read; only when one is (written since, or expired) is the key read and decided again.
   const claimNow = (key: string, input: ClaimInput, absent: boolean): ClaimResult => {
     const now = clock();
     if (absent) {
