@@ -64,6 +64,8 @@ export function groupCommit(
   // Groups of one in a row, and the writes still to run alone before the next one waits again.
   let singles = 0;
   let solo = 0;
+  // Whether a write made now waits for the group: not the turn's first, and no solo run to take it alone.
+  const waits = () => wroteThisTurn && (solo === 0 || waiting.length > 0);
 
   const alone = (write: Waiting) => {
     write.alone().then(write.resolve, write.reject);
@@ -122,7 +124,7 @@ export function groupCommit(
         setImmediate(turned);
         return write.alone();
       }
-      if (solo > 0 && waiting.length === 0) {
+      if (!waits()) {
         solo--;
         return write.alone();
       }
@@ -135,7 +137,7 @@ export function groupCommit(
         if (waiting.length === 1) setImmediate(flush);
       });
     },
-    waits: () => wroteThisTurn && (solo === 0 || waiting.length > 0),
+    waits,
     drain: flush,
   };
 }
