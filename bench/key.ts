@@ -1,8 +1,8 @@
 import { createHash, hash } from "node:crypto";
 import canonicalizePackage from "canonicalize";
 import type { Bench } from "tinybench";
-import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../src/key/canonicalize.js";
-import { canonicalCallOf, idempotencyKey, keyHash } from "../src/key/idempotency-key.js";
+import { DEFAULT_MAX_DEPTH } from "../src/key/canonicalize.js";
+import { callKeys, idempotencyKey } from "../src/key/idempotency-key.js";
 import { referenceCanonicalize } from "../test/key/support/reference-canonicalize.js";
 import { oneOffShapes, payloads } from "./payloads.js";
 import { inRounds } from "./rounds.js";
@@ -17,13 +17,8 @@ const sortingReplacer = (_key: string, value: unknown) => {
 
 /** What harness.call derives per call without a tool identity: the canonical args (recorded), the key, the args hash. */
 function harnessPath(args: unknown): string {
-  let canonical: string | undefined;
-  const canonicalArgs = () => (canonical ??= canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH));
-  const key = keyHash(
-    canonicalCallOf("task-8812", "placeOrder", canonicalArgs, undefined, DEFAULT_MAX_DEPTH),
-    undefined,
-  );
-  return key + keyHash(canonicalArgs(), undefined);
+  const derived = callKeys("task-8812", "placeOrder", args, undefined, DEFAULT_MAX_DEPTH, undefined);
+  return derived.key + derived.argsHash;
 }
 
 const contenders = {

@@ -1,6 +1,6 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
-import { canonicalCallOf, idempotencyKey, keyHash } from "../key/idempotency-key.js";
+import { type CallKeys, callKeys, idempotencyKey, keyHash } from "../key/idempotency-key.js";
 import { checkNumber } from "../options/number-option.js";
 import { purgeExpired } from "../store/purge.js";
 import { ledgerAdmin } from "./admin.js";
@@ -56,6 +56,17 @@ export function createHarness(options?: HarnessOptions): Harness {
     }
   }
 
+  function identityKeys<A>(
+    taskId: string,
+    tool: Tool<A, unknown>,
+    args: A,
+    step: CallOptions["step"],
+  ): CallKeys {
+    const key = keyOf(taskId, tool, args, step);
+    const argsText = canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH);
+    return { key, argsText, argsHash: keyHash(argsText, core.keySecret) };
+  }
+
   function prepare<A, R>(
     taskId: string,
     tool: Tool<A, R>,
@@ -71,16 +82,12 @@ export function createHarness(options?: HarnessOptions): Harness {
       throw new TypeError("options.signal must be an AbortSignal");
     }
     const step = options?.step;
-    // Without an identity the key hashes the same canonical arguments the record keeps: compute them once.
-    let canonical: string | undefined;
-    const canonicalArgs = () => (canonical ??= canonicalizeAt(args, "$.args", DEFAULT_MAX_DEPTH));
-    const key =
+    // Without an identity the key hashes the same canonical arguments the record keeps: one write gives all three.
+    // The args hash is under the fleet secret too: it would otherwise give masked arguments away just as well.
+    const { key, argsText, argsHash } =
       tool.identity === undefined
-        ? keyHash(canonicalCallOf(taskId, tool.name, canonicalArgs, step, DEFAULT_MAX_DEPTH), core.keySecret)
-        : keyOf(taskId, tool, args, step);
-    const argsText = canonicalArgs();
-    // Under the fleet secret too: the ledger's args hash would otherwise give masked arguments away just as well.
-    const argsHash = keyHash(argsText, core.keySecret);
+        ? callKeys(taskId, tool.name, args, step, DEFAULT_MAX_DEPTH, core.keySecret)
+        : identityKeys(taskId, tool, args, step);
     const data = newCall({ taskId, tool: tool.name, effect: tool.effect, step, argsHash, args: argsText });
     return {
       core,

@@ -31,15 +31,20 @@ export function close(start: number): void {
   if (start === 0 && buf.length > KEPT_BYTES) buf = Buffer.allocUnsafe(INITIAL_BYTES);
 }
 
-/** What was written since `start`, as a flat string. */
-export function text(start: number): string {
-  // Latin-1 decoding is a plain copy, and exact while every byte is ASCII.
-  return buf.toString(wide ? "utf8" : "latin1", start, pos);
+/** Where the next byte goes: a mark to pass to `text` or `bytes` as the end of a part of the write. */
+export function at(): number {
+  return pos;
 }
 
-/** What was written since `start`, as a view valid until the next write or `close`. */
-export function bytes(start: number): Uint8Array {
-  return buf.subarray(start, pos);
+/** What was written from `start` (up to `end`, or to now), as a flat string. */
+export function text(start: number, end = pos): string {
+  // Latin-1 decoding is a plain copy, and exact while every byte is ASCII.
+  return buf.toString(wide ? "utf8" : "latin1", start, end);
+}
+
+/** What was written from `start` (up to `end`, or to now), as a view valid until the next write or `close`. */
+export function bytes(start: number, end = pos): Uint8Array {
+  return buf.subarray(start, end);
 }
 
 function reserve(count: number): void {
