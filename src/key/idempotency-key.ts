@@ -74,8 +74,8 @@ export interface CallKeys {
 /**
  * The key, the canonical arguments and their hash from one write of the call: the arguments' bytes are hashed
  * where the call's were written, instead of being decoded into a string, then encoded back twice, once inside the
- * call's text and once alone (1.8x `idempotencyKey`'s time for ~1 KB of arguments, `npm run bench -- key`). Checks
- * and errors are `idempotencyKey`'s, in its order; `secret` must have passed `checkSecret`.
+ * call's text and once alone (which took 1.8x `idempotencyKey`'s time for ~1 KB of arguments, `npm run bench --
+ * key`). Checks and errors are `idempotencyKey`'s, in its order; `secret` must have passed `checkSecret`.
  */
 export function callKeys(
   taskId: string,
@@ -185,5 +185,5 @@ function writeName(field: string, value: unknown): void {
 }
 
 export function sha256Hex(text: string): string {
-  return hash("sha256", text, "hex");
+  return keyHash(text, undefined);
 }
