@@ -11,6 +11,7 @@ import { memoryStore } from "../src/store/memory.js";
 import type { ClaimInput, RecordPatch, Store } from "../src/store/types.js";
 import { privateRedis } from "../test/support/redis-server.js";
 import { small } from "./payloads.js";
+import { median } from "./rounds.js";
 import { printTable } from "./table.js";
 
 const PREFIX = "{idemkey-cost}:";
@@ -176,7 +177,6 @@ export async function benchRedisCost(): Promise<void> {
       s.usec.push(usec / CALLS);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   printTable(
     `where a fresh key's time goes, private redis-server, ${CALLS} calls x ${ROUNDS} rounds (µs per call, medians)`,
     ["contender", "wall", "client CPU", "server CPU", "commands' own time"],

@@ -6,6 +6,9 @@ export interface Latency {
   count: number;
 }
 
+/** The middle value of `values` (the upper one of the two middles for an even count), leaving `values` as it is. */
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+
 export interface RoundsOptions {
   /** How many times every contender gets a slice. @default 5 */
   rounds?: number;

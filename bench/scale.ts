@@ -9,6 +9,7 @@ import { redisStore } from "../src/redis/index.js";
 import { sqliteStore } from "../src/sqlite/index.js";
 import { memoryStore } from "../src/store/memory.js";
 import type { Store } from "../src/store/types.js";
+import { median } from "./rounds.js";
 import { connectPostgres, connectRedis, deleteKeys } from "./services.js";
 import { REDIS_PREFIX, RUN_ID } from "./stores.js";
 import { printTable } from "./table.js";
@@ -30,8 +31,6 @@ async function pageCost(store: Store, after: string | undefined, runs = 25): Pro
   }
   return median(times);
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 /** Fills a better-sqlite3 table the store created, in one transaction (claims one by one would take minutes). */
 function fillSqlite(db: BetterSqlite3.Database, table: string, count: number, expiresAt: number) {
