@@ -78,7 +78,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       let i = from === undefined ? 0 : firstAtOrAfter(keys, from);
       // Only the first key can be `after` itself (the bound is exclusive): one comparison, not one per key, which
       // made a page after a bound cost 2.5x the first page.
-      if (from === after && keys[i] === after) i++;
+      if (after !== undefined && from === after && keys[i] === after) i++;
       for (; i < keys.length; i++) {
         if (out.length >= limit) break;
         const key = keys[i]!;
