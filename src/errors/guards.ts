@@ -1,6 +1,7 @@
 import type { ApprovalDeniedError } from "./approval-denied-error.js";
 import { branded } from "./brand.js";
 import type { CanonicalizationError } from "./canonicalization-error.js";
+import type { ErrorAnswer } from "./error-answer.js";
 import type { HttpStatusError } from "./http-status-error.js";
 import type { IdemkeyError } from "./idemkey-error.js";
 import type { IdempotencyConflictError } from "./idempotency-conflict-error.js";
@@ -31,6 +32,10 @@ export function isApprovalDeniedError(error: unknown): error is ApprovalDeniedEr
 
 export function isCanonicalizationError(error: unknown): error is CanonicalizationError {
   return branded(error, "CanonicalizationError");
+}
+
+export function isErrorAnswer(error: unknown): error is ErrorAnswer {
+  return branded(error, "ErrorAnswer");
 }
 
 export function isHttpStatusError(error: unknown): error is HttpStatusError {

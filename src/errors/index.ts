@@ -1,8 +1,10 @@
 export { ApprovalDeniedError } from "./approval-denied-error.js";
 export { CanonicalizationError } from "./canonicalization-error.js";
+export { ErrorAnswer, type ErrorAnswerOptions } from "./error-answer.js";
 export {
   isApprovalDeniedError,
   isCanonicalizationError,
+  isErrorAnswer,
   isHttpStatusError,
   isIdemkeyError,
   isIdempotencyConflictError,

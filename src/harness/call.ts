@@ -24,6 +24,8 @@ export interface Call<A, R> {
   data: LedgerCall;
   signal: AbortSignal | undefined;
   startedAt: number;
+  /** Set when the call is answered from the ledger rather than by running the tool: `CallOutcome.replayed`. */
+  replayed: boolean;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

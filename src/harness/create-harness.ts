@@ -11,7 +11,7 @@ import { type HarnessOptions, resolveOptions } from "./options.js";
 import { paced } from "./pace.js";
 import { runRead } from "./read.js";
 import { settle } from "./settle.js";
-import { type CallOptions, Effect, type Harness, type Tool } from "./types.js";
+import { type CallOptions, type CallOutcome, Effect, type Harness, type Tool } from "./types.js";
 
 /**
  * The wrapper an agent harness puts around every tool call: derives the call's idempotency key (the model never
@@ -100,23 +100,29 @@ export function createHarness(options?: HarnessOptions): Harness {
       data,
       signal,
       startedAt: core.clock(),
+      replayed: false,
     };
   }
 
-  async function call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R> {
+  async function callWithOutcome<A, R>(
+    taskId: string,
+    tool: Tool<A, R>,
+    args: A,
+    options?: CallOptions,
+  ): Promise<CallOutcome<R>> {
     const c = prepare(taskId, tool, args, options);
     c.signal?.throwIfAborted();
-    if (tool.effect === Effect.read) return paced(runRead(c));
+    if (tool.effect === Effect.read) return { value: await paced(runRead(c)), replayed: false };
     const current = running.get(c.key);
     if (current !== undefined) {
       try {
         const value = (await untilAborted(current.promise, c.signal)) as R;
         emit(c, { type: "waited", attempt: 0, on: "in_process" });
-        return value;
+        return { value, replayed: true };
       } catch (error) {
         // The shared call was stopped by its own caller's signal, not by ours: run this one on its own.
         if (current.signal?.aborted && error === current.signal.reason && !c.signal?.aborted) {
-          return call(taskId, tool, args, options);
+          return callWithOutcome(taskId, tool, args, options);
         }
         throw error;
       }
@@ -125,11 +131,19 @@ export function createHarness(options?: HarnessOptions): Harness {
       if (running.get(c.key)?.promise === promise) running.delete(c.key);
     });
     running.set(c.key, { promise, signal: c.signal });
-    return paced(promise);
+    const value = await paced(promise);
+    // Waiting on the same call pending elsewhere ends in a replay of its record: `replay` marks it.
+    return { value, replayed: c.replayed };
+  }
+
+  async function call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R> {
+    return (await callWithOutcome(taskId, tool, args, options)).value;
   }
 
   return {
     call,
+    callWithOutcome,
+    modelTexts: core.modelTexts,
     key(taskId, tool, args, options) {
       if (!isTool(tool)) throw new TypeError("tool must be a tool made by defineTool()");
       return keyOf(taskId, tool, args, options?.step);

@@ -24,7 +24,16 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
       `defineTool() needs a definition object, got ${definition === null ? "null" : typeof definition}`,
     );
   }
-  const { name, effect, identity, requiresApproval = false, reconcile, run, timeoutMs } = definition;
+  const {
+    name,
+    effect,
+    identity,
+    noEffect,
+    requiresApproval = false,
+    reconcile,
+    run,
+    timeoutMs,
+  } = definition;
   if (typeof name !== "string" || name.length === 0) {
     throw new TypeError(`tool.name must be a non-empty string, got ${describe(name)}`);
   }
@@ -36,6 +45,9 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
   if (typeof run !== "function") throw new TypeError(`tool.run of "${name}" must be a function`);
   if (identity !== undefined && typeof identity !== "function") {
     throw new TypeError(`tool.identity of "${name}" must be a function`);
+  }
+  if (noEffect !== undefined && typeof noEffect !== "function") {
+    throw new TypeError(`tool.noEffect of "${name}" must be a function (error) => boolean | undefined`);
   }
   if (typeof requiresApproval !== "boolean") {
     throw new TypeError(`tool.requiresApproval of "${name}" must be a boolean`);
@@ -59,6 +71,7 @@ export function defineTool<A, R>(definition: ToolDefinition<A, R>): Tool<A, R> {
     name,
     effect,
     identity,
+    noEffect,
     requiresApproval,
     timeoutMs,
     reconcile,

@@ -95,7 +95,7 @@ async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Pr
         value = await tool.run(held.args, toolContext(call, attempt));
       } catch (error) {
         failures++;
-        if (tool.effect === Effect.unguarded && !hadNoEffect(error)) {
+        if (tool.effect === Effect.unguarded && !hadNoEffect(error, tool.noEffect)) {
           // The request may have reached the owner: only the world can tell whether it took effect.
           const found = await reconcile(call, held, lease, attempt, `attempt ${attempt} failed`, error);
           if (found.done) return found.value;

@@ -1,12 +1,19 @@
 export { createHarness } from "./create-harness.js";
 export { defineTool } from "./define-tool.js";
+export {
+  defaultModelTexts,
+  type ModelTextContext,
+  type ModelTexts,
+  modelTextsOf,
+} from "./model-texts.js";
 export type { HarnessOptions, WaitOptions } from "./options.js";
 export type { LedgerData, LedgerDataV2, LedgerVersion } from "./record/types.js";
-export type { RetryContext, RetryOptions } from "./retry.js";
+export { isFinal, type NoEffect, type RetryContext, type RetryOptions } from "./retry.js";
 export type { Sleep } from "./sleep.js";
 export type {
   ActionOptions,
   CallOptions,
+  CallOutcome,
   Harness,
   HarnessEvent,
   HarnessEventType,

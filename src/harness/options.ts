@@ -4,6 +4,7 @@ import { renamedOption } from "../options/renamed.js";
 import { memoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
 import { checkLedgerVersion } from "./ledger.js";
+import { type ModelTexts, resolveModelTexts } from "./model-texts.js";
 import type { LedgerVersion } from "./record/types.js";
 import { type ResolvedRetry, type RetryOptions, resolveRetry } from "./retry.js";
 import { defaultSleep, type Schedule, type Sleep, scheduler } from "./sleep.js";
@@ -81,6 +82,14 @@ export interface HarnessOptions {
    * reported with `process.emitWarning` and otherwise ignored, so that logging can never break a call.
    */
   onEvent?: (event: HarnessEvent) => void;
+  /**
+   * The words every adapter shows the model for a call answered from the ledger (`replayed`) and for a call whose
+   * outcome is unknown (`outcomeUnknown`): functions of `{ tool, key }`. Give either or both; the other keeps its
+   * default (`defaultModelTexts`).
+   * @default defaultModelTexts
+   * @example modelTexts: { replayed: ({ tool }) => `${tool}: already done, result below.` }
+   */
+  modelTexts?: Partial<ModelTexts>;
   /** The clock every lease, wait and duration is measured with, in epoch ms; for tests. @default Date.now */
   clock?: () => number;
   /**
@@ -106,6 +115,7 @@ export interface Resolved {
   sleep: Sleep;
   schedule: Schedule;
   keySecret: string | Uint8Array | undefined;
+  modelTexts: ModelTexts;
 }
 
 export function resolveOptions(options: HarnessOptions = {}): Resolved {
@@ -133,6 +143,7 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
     sleep: fn("sleep", options.sleep) ?? defaultSleep,
     schedule: scheduler(options.sleep),
     keySecret: checkSecret(options.keySecret, "options.keySecret"),
+    modelTexts: resolveModelTexts(options.modelTexts),
   };
   const store = resolved.store as Partial<Store>;
   for (const method of ["claim", "get", "update", "delete", "list", "purge"] as const) {

@@ -80,18 +80,41 @@ export function resolveRetry(options: RetryOptions | undefined): ResolvedRetry {
 const nonNegative = (name: string, value: unknown, fallback: number, integer: boolean) =>
   numberOption(`options.retry.${name}`, value, fallback, { integer, infinite: true });
 
-/** The error says the attempt certainly had no effect (nothing was sent, or the owner said it did nothing). */
-export function hadNoEffect(error: unknown): boolean {
-  return retryHints(error).noEffect === true;
+/** A classifier a tool declares: whether a failure certainly had no effect; `undefined` when it cannot tell. */
+export type NoEffect = (error: unknown) => boolean | undefined;
+
+/**
+ * The one rule (docs/integration-contract.md): a failure had no effect only when someone who knows says so, the
+ * error itself (`noEffect: true`, set by the tool or from an owner's answer) or the classifier the tool declared.
+ * A classifier that throws says nothing, so the outcome stays unknown.
+ */
+export function hadNoEffect(error: unknown, classify?: NoEffect): boolean {
+  if (retryHints(error).noEffect === true) return true;
+  if (classify === undefined) return false;
+  try {
+    return classify(error) === true;
+  } catch {
+    return false;
+  }
 }
 
 export function defaultRetryable(error: unknown, signal: AbortSignal | undefined): boolean {
   if (signal?.aborted) return false;
+  return !isFinal(error);
+}
+
+/**
+ * Whether no retry of the same call can fix `error`: it says `retryable: false` (`OutcomeUnknownError`,
+ * `ApprovalDeniedError`, `ErrorAnswer` and every other idemkey error that knows), or it is a `TypeError`, a
+ * `CanonicalizationError` or an `IdempotencyConflictError` without `retryable: true`. The harness stops retrying on
+ * it, and a durable engine must too: `callInStep` hands it over as the engine's non-retryable failure.
+ */
+export function isFinal(error: unknown): boolean {
   const { retryable } = retryHints(error);
-  if (retryable !== undefined) return retryable;
+  if (retryable !== undefined) return !retryable;
   // A TypeError is a bug in the call (or bad arguments): the same key and arguments fail the same way again. The
   // guards, not instanceof, so that an error from another copy of idemkey (or another realm) is judged the same.
-  return !(error instanceof TypeError || isCanonicalizationError(error) || isIdempotencyConflictError(error));
+  return error instanceof TypeError || isCanonicalizationError(error) || isIdempotencyConflictError(error);
 }
 
 /** The wait before the retry that follows failed attempt number `failures` (1 for the first failure). */

@@ -132,6 +132,7 @@ function replay<A, R>(call: Call<A, R>, record: StoreRecord, sent: string): R {
   // back as this call, with this call's args hash: decoding it again, only to compare that hash, was a tenth of a
   // memory replay. Any other data is decoded, which also refuses a record this idemkey cannot read, as before.
   const argsDiffer = record.data === sent ? false : decodeData(record).argsHash !== call.argsHash;
+  call.replayed = true;
   if (call.core.onEvent !== undefined) {
     emit(call, { type: "replayed", attempt: record.attempts, argsDiffer });
   }

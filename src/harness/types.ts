@@ -1,5 +1,7 @@
 import type { PurgeOptions } from "../store/purge.js";
 import type { RecordState } from "../store/types.js";
+import type { ModelTexts } from "./model-texts.js";
+import type { NoEffect } from "./retry.js";
 
 /** `harness.purge()`'s options: `batchSize`, as every `purge()` takes, and the deprecated `limit`. */
 /**
@@ -15,6 +17,8 @@ export interface ToolPolicy<A = unknown> {
    * @default all the input
    */
   identity?: (input: A) => unknown;
+  /** Which failures certainly had no effect, as `defineTool`'s `noEffect`. @default none */
+  noEffect?: NoEffect;
 }
 
 export interface HarnessPurgeOptions extends PurgeOptions {
@@ -72,6 +76,16 @@ export interface ToolDefinition<A, R> {
    */
   identity?: (args: A) => unknown;
   /**
+   * Says which failures certainly had no effect, for a tool whose errors do not say so themselves (a payment
+   * SDK's `CardDeclinedError`, an MCP server's validation errors): `true` for "nothing happened", `false` or
+   * `undefined` for "cannot tell". An error answer (`ErrorAnswer`) arrives with the framework's answer in `.answer`.
+   * Asked when the error does not say `noEffect: true` itself; it matters for `unguarded` tools, whose other failures
+   * end in `OutcomeUnknownError` (docs/integration-contract.md). A classifier that throws counts as "cannot tell".
+   * @default none: only an error's own `noEffect: true` says nothing happened
+   * @example noEffect: (error) => error instanceof CardDeclinedError
+   */
+  noEffect?: NoEffect;
+  /**
    * Parks every new call as awaiting approval, bound to its exact key, until `harness.approve(key)` or
    * `harness.deny(key, reason)`. Not for `read` tools, which have no ledger record to park.
    * @default false
@@ -106,6 +120,7 @@ export interface Tool<A, R> {
   readonly name: string;
   readonly effect: Effect;
   readonly identity: ((args: A) => unknown) | undefined;
+  readonly noEffect: NoEffect | undefined;
   readonly requiresApproval: boolean;
   readonly timeoutMs: number | undefined;
   readonly reconcile: ToolDefinition<A, R>["reconcile"];
@@ -219,6 +234,16 @@ export interface ActionOptions {
   by?: string;
 }
 
+/** What `harness.callWithOutcome` returns: the value `call` returns, and how it was reached. */
+export interface CallOutcome<R> {
+  readonly value: R;
+  /**
+   * `true` when this call did not run the tool: it returned a recorded result (a replay), or the result of the same
+   * call that ran in this process or elsewhere while it waited. Adapters tell the model so (`modelTexts.replayed`).
+   */
+  readonly replayed: boolean;
+}
+
 export interface Harness {
   /**
    * Calls `tool` once for this task and these arguments: runs it under a fresh claim, replays a recorded result,
@@ -228,6 +253,18 @@ export interface Harness {
    * `WaitTimeoutError`.
    */
   call<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: CallOptions): Promise<R>;
+  /**
+   * `call`, also telling whether the tool ran for this call or its result was already there (`replayed`): what an
+   * adapter needs to tell the model that an action was already done.
+   */
+  callWithOutcome<A, R>(
+    taskId: string,
+    tool: Tool<A, R>,
+    args: A,
+    options?: CallOptions,
+  ): Promise<CallOutcome<R>>;
+  /** The texts the model reads for a replayed call and for an unknown outcome: `HarnessOptions.modelTexts`. */
+  readonly modelTexts: ModelTexts;
   /** The idempotency key `call` would use, without calling. */
   key<A, R>(taskId: string, tool: Tool<A, R>, args: A, options?: Pick<CallOptions, "step">): string;
   /** The live ledger entry of a key, parsed, or `undefined`. */

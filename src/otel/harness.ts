@@ -4,7 +4,7 @@ import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { createHarness } from "../harness/create-harness.js";
 import { defineTool, isTool } from "../harness/define-tool.js";
 import type { HarnessOptions } from "../harness/options.js";
-import type { CallOptions, Harness, HarnessEvent, Tool } from "../harness/types.js";
+import type { CallOptions, CallOutcome, Harness, HarnessEvent, Tool } from "../harness/types.js";
 import { context, createContextKey, propagation, SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, KEY_BAGGAGE, Outcome } from "./attributes.js";
 import { type Instruments, instruments, type TelemetryOptions } from "./instruments.js";
@@ -50,9 +50,14 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
   });
   const traced = new WeakMap<object, Tool<unknown, unknown>>();
 
-  function call<A, R>(taskId: string, tool: Tool<A, R>, args: A, callOptions?: CallOptions): Promise<R> {
+  function callWithOutcome<A, R>(
+    taskId: string,
+    tool: Tool<A, R>,
+    args: A,
+    callOptions?: CallOptions,
+  ): Promise<CallOutcome<R>> {
     // The harness's own check names the fault; a cast keeps `tool` typed as the caller's.
-    if (!isTool(tool as unknown)) return harness.call(taskId, tool, args, callOptions);
+    if (!isTool(tool as unknown)) return harness.callWithOutcome(taskId, tool, args, callOptions);
     let run = traced.get(tool) as Tool<A, R> | undefined;
     if (run === undefined) {
       run = withKeyInBaggage<A, R>(tool);
@@ -72,9 +77,11 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
         const state: CallState = { span, executed: false, replayed: false, waited: false, takenOver: false };
         const scoped: Context = context.active().setValue(CALL, state);
         try {
-          const value = await context.with(scoped, () => harness.call(taskId, inner, args, callOptions));
+          const outcome = await context.with(scoped, () =>
+            harness.callWithOutcome(taskId, inner, args, callOptions),
+          );
           finish(meters, state, tool.name, ended(state));
-          return value;
+          return outcome;
         } catch (error) {
           const outcome =
             error instanceof OutcomeUnknownError
@@ -96,7 +103,16 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
     );
   }
 
-  return { ...harness, call };
+  async function call<A, R>(
+    taskId: string,
+    tool: Tool<A, R>,
+    args: A,
+    callOptions?: CallOptions,
+  ): Promise<R> {
+    return (await callWithOutcome(taskId, tool, args, callOptions)).value;
+  }
+
+  return { ...harness, call, callWithOutcome };
 }
 
 /** The same tool, whose `run` sees the key in the active context's baggage. */
