@@ -137,7 +137,7 @@ export interface IdempotencyOptions<Req> {
    * that throws is reported to `onError` (phase `save`) and the default applies. Earlier versions released the key
    * on any throw or 5xx; `({ status, threw }) => status < 500 && !threw` restores that, at the price of running
    * again a handler that failed after its effect.
-   * @default ({ threw, noEffect }) => (noEffect ? false : threw ? "outcome unknown" : true)
+   * @default an answer is saved, a throw is recorded outcome unknown, a handler's "no effect" releases the key
    * @example save: ({ status }) => (status === 503 ? false : undefined)
    */
   save?: (outcome: SaveOutcome) => boolean | undefined;
