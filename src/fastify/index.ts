@@ -114,7 +114,8 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
       try {
         captured = await capturePayload(payload, reply);
       } catch (readError) {
-        await lock.finish({ ...failed, error: readError, noEffect });
+        // The handler's own error, when it threw, says what it did; the payload failed only afterwards.
+        await lock.finish({ ...failed, error: threw ? error : readError, noEffect });
         throw readError;
       }
       const body = captured.bytes.byteLength <= lock.maxResponseBytes ? captured.bytes : undefined;

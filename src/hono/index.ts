@@ -67,7 +67,8 @@ export function idempotency(options: IdempotencyOptions<Context>): HonoIdempoten
     try {
       bytes = built ?? new Uint8Array(await response.arrayBuffer());
     } catch (error) {
-      await lock.finish({ ...failed, error, noEffect: isMarkedNoEffect(c) });
+      // The handler's own error, when it threw, says what it did; its response failed only afterwards.
+      await lock.finish({ ...failed, error: c.error ?? error, noEffect: isMarkedNoEffect(c) });
       throw error;
     }
     const body = bytes.byteLength <= lock.maxResponseBytes ? bytes : undefined;
