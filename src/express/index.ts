@@ -3,10 +3,12 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
 import type { Lock } from "../owner/lock.js";
+import { isMarkedNoEffect } from "../owner/no-effect.js";
 import { headerPairs, keyFieldsOf } from "../owner/node-headers.js";
 import type { IdempotencyOptions } from "../owner/options.js";
 import type { OwnerResponse } from "../owner/problem.js";
 
+export { markNoEffect } from "../owner/no-effect.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
 
@@ -32,8 +34,15 @@ export type IdempotencyMiddleware = ExpressIdempotencyMiddleware;
  * form), else `req.body` (a parsed object in exact JSON form, a Buffer or string as bytes). When no parser ran, it
  * reads at most `maxBodyBytes` of the body itself and leaves it on `req.body` as a Buffer, as `express.raw()` would.
  *
- * Express gives middleware no way to tell a thrown error from a response, so `save` sees `threw: false`, and the
- * status of what the error handler sent decides: 5xx releases the key, a 4xx from a thrown error is saved.
+ * Express gives middleware no way to tell a thrown error from a response, so `save` sees `threw: false`, and what
+ * the error handler sent is saved and replayed like any other answer. An error handler releases the key for an
+ * error that says nothing happened by calling `markNoEffect(res)`.
+ *
+ * @example
+ * app.use((err, req, res, next) => {
+ *   if (err.noEffect === true) markNoEffect(res);
+ *   res.status(err.status ?? 500).json({ error: err.message });
+ * });
  *
  * @example app.post("/charges", express.json(), idempotency({ store, scope: (req) => req.user.account }), createCharge)
  */
@@ -181,7 +190,13 @@ function capture(res: Response, lock: Lock): void {
     const headers = responseHeaders(res, headArguments);
     // `finish` reports its own failures and never rejects; the response goes out whatever happened to the save.
     void lock
-      .finish({ status: res.statusCode, headers, body, threw: false })
+      .finish({
+        status: res.statusCode,
+        headers,
+        body,
+        threw: false,
+        noEffect: isMarkedNoEffect(res, res.req),
+      })
       .finally(() => end.apply(res, args));
     return res;
   } as unknown as Response["end"];

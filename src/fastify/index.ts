@@ -3,11 +3,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
 import type { Lock } from "../owner/lock.js";
+import { isMarkedNoEffect } from "../owner/no-effect.js";
 import { headerPairs, keyFieldsOf } from "../owner/node-headers.js";
 import type { IdempotencyOptions } from "../owner/options.js";
 import type { OwnerResponse } from "../owner/problem.js";
 import { concat } from "../owner/response-body.js";
 
+export { markNoEffect } from "../owner/no-effect.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
 
@@ -28,6 +30,8 @@ interface RawBody {
 interface Running {
   lock: Lock;
   threw: boolean;
+  /** What the handler (or a later hook) threw, as Fastify's `onError` saw it. */
+  error?: unknown;
 }
 
 /**
@@ -77,9 +81,12 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
     });
 
     // Runs before the error handler answers, and so before `onSend`.
-    fastify.addHook("onError", (request, _reply, _error, done) => {
+    fastify.addHook("onError", (request, _reply, error, done) => {
       const state = running.get(request);
-      if (state) state.threw = true;
+      if (state) {
+        state.threw = true;
+        state.error = error;
+      }
       done();
     });
 
@@ -93,30 +100,37 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
         return done(null, payload);
       }
       running.delete(request);
-      save(state, reply, payload).then((sent) => done(null, sent), done);
+      save(state, request, reply, payload).then((sent) => done(null, sent), done);
     });
 
-    async function save({ lock, threw }: Running, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    async function save(
+      { lock, threw, error }: Running,
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+    ): Promise<unknown> {
+      const noEffect = isMarkedNoEffect(request, reply);
       let captured: Captured;
       try {
         captured = await capturePayload(payload, reply);
-      } catch (error) {
-        await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
-        throw error;
+      } catch (readError) {
+        // The handler's own error, when it threw, says what it did; the payload failed only afterwards.
+        await lock.finish({ ...failed, error: threw ? error : readError, noEffect });
+        throw readError;
       }
       const body = captured.bytes.byteLength <= lock.maxResponseBytes ? captured.bytes : undefined;
-      await lock.finish({ status: captured.status, headers: captured.headers, body, threw });
+      await lock.finish({ status: captured.status, headers: captured.headers, body, threw, error, noEffect });
       return captured.payload;
     }
 
-    // A response that bypassed `onSend` (an error handler that threw): the handler failed, release the key.
-    fastify.addHook("onResponse", (request, _reply, done) => {
+    // A response that bypassed `onSend` (an error handler that threw): the handler failed, and did what it did.
+    fastify.addHook("onResponse", (request, reply, done) => {
       const state = running.get(request);
       if (!state) return done();
       running.delete(request);
       // `finish` never rejects.
       void state.lock
-        .finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true })
+        .finish({ ...failed, error: state.error, noEffect: isMarkedNoEffect(request, reply) })
         .then(() => done());
     });
   }
@@ -128,6 +142,9 @@ export function idempotency(options: IdempotencyOptions<FastifyRequest>): Idempo
   });
   return Object.assign(idempotency, { purge: engine.purge });
 }
+
+/** What `finish` is told when no response came out of the handler: it threw, or its payload could not be read. */
+const failed = { status: 500, headers: [], body: new Uint8Array(0), threw: true } as const;
 
 /**
  * Records the chunks of the body as whoever reads the stream (Fastify's body reader, a custom parser, a later

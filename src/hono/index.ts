@@ -1,9 +1,11 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
+import { isMarkedNoEffect } from "../owner/no-effect.js";
 import type { IdempotencyOptions } from "../owner/options.js";
 import { concat, toFetchResponse } from "../owner/response-body.js";
 
+export { markNoEffect } from "../owner/no-effect.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "../owner/options.js";
 export { ProblemType } from "../owner/problem.js";
 
@@ -56,7 +58,7 @@ export function idempotency(options: IdempotencyOptions<Context>): HonoIdempoten
       await next();
     } catch (error) {
       // Only reached when no error handler answered; Hono's own `onError` leaves the error on `c.error` instead.
-      await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
+      await lock.finish({ ...failed, error, noEffect: isMarkedNoEffect(c) });
       throw error;
     }
     const response = c.res;
@@ -65,7 +67,8 @@ export function idempotency(options: IdempotencyOptions<Context>): HonoIdempoten
     try {
       bytes = built ?? new Uint8Array(await response.arrayBuffer());
     } catch (error) {
-      await lock.finish({ status: 500, headers: [], body: new Uint8Array(0), threw: true });
+      // The handler's own error, when it threw, says what it did; its response failed only afterwards.
+      await lock.finish({ ...failed, error: c.error ?? error, noEffect: isMarkedNoEffect(c) });
       throw error;
     }
     const body = bytes.byteLength <= lock.maxResponseBytes ? bytes : undefined;
@@ -74,6 +77,8 @@ export function idempotency(options: IdempotencyOptions<Context>): HonoIdempoten
       headers: response.headers,
       body,
       threw: c.error !== undefined,
+      error: c.error,
+      noEffect: isMarkedNoEffect(c),
     });
     // A body read from the response itself is gone from it: rebuild the response, which is far cheaper than a
     // clone. Unset first so that Hono does not merge the two.
@@ -86,6 +91,9 @@ export function idempotency(options: IdempotencyOptions<Context>): HonoIdempoten
 
   return Object.assign(idempotency, { purge: engine.purge });
 }
+
+/** What `finish` is told when no response came out of the handler: it threw, or its body could not be read. */
+const failed = { status: 500, headers: [], body: new Uint8Array(0), threw: true } as const;
 
 /** Path and query of an absolute URL, without parsing all of it. */
 function requestTarget(url: string): string {

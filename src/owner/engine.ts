@@ -10,6 +10,7 @@ import { type Lock, startLock } from "./lock.js";
 import { type IdempotencyOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { type OwnerResponse, ProblemType, SHOULD_RETRY } from "./problem.js";
 import { decodeSaved } from "./saved-response.js";
+import { markUnknown, outcomeUnknown } from "./unknown.js";
 
 /** One request as an adapter describes it to the engine. */
 export interface EngineRequest<Req> {
@@ -185,7 +186,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
           ),
         );
       }
-      if (record.state === "outcome_unknown") return respond(outcomeUnknown());
+      if (record.state === "outcome_unknown") return respond(outcomeUnknown(problem));
       if (record.state !== "completed") {
         return respond(
           problem(
@@ -242,24 +243,12 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
 
   async function takenOver(hold: Extract<Claim, { status: "held" }>["hold"], scope: string, key: string) {
     try {
-      await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+      await markUnknown(hold, retentionMs);
     } catch (error) {
-      // Left pending, the key lapses again and the next retry takes it over: the same answer, never a rerun.
       report(error, scope, key);
-    } finally {
-      hold.stop();
     }
     report(new OutcomeUnknownError({ key, by: "takeover" }), scope, key);
-    return respond(outcomeUnknown());
-  }
-
-  function outcomeUnknown() {
-    return problem(
-      ProblemType.outcomeUnknown,
-      "An earlier request with this Idempotency-Key was interrupted while it was being processed, and it may or " +
-        "may not have taken effect, so it will not be processed again. Check whether it took effect before " +
-        "sending it with a new key.",
-    );
+    return respond(outcomeUnknown(problem));
   }
 
   function unavailable(): Decision {

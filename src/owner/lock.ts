@@ -1,9 +1,11 @@
 import type { Hold } from "../claim/types.js";
 import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../errors/response-too-large-error.js";
-import type { ResolvedOptions } from "./options.js";
+import { hadNoEffect } from "../harness/retry.js";
+import { type ResolvedOptions, type SaveOutcome, Settle, settle } from "./options.js";
 import type { OwnerResponse } from "./problem.js";
 import { encodeNotSaved, encodeSaved } from "./saved-response.js";
+import { markUnknown } from "./unknown.js";
 
 /** The response a handler produced, as an adapter captured it. */
 export interface HandlerResponse {
@@ -12,19 +14,25 @@ export interface HandlerResponse {
   readonly headers: Iterable<readonly [string, string]>;
   /** The body, or `undefined` when it was larger than `maxResponseBytes` (the adapter stops copying it then). */
   readonly body: Uint8Array | undefined;
+  /** Whether the handler threw; the response is then whatever answered the error. */
   readonly threw: boolean;
+  /** What the handler threw, where the framework shows it. */
+  readonly error?: unknown;
+  /** Whether `markNoEffect` was called for this request. */
+  readonly noEffect?: boolean;
 }
 
 /**
  * The hold one request has on its key while its handler runs (the claim layer's `Hold`). The adapter calls `finish`
- * exactly once, with the response (saved or released per `save`); until then the lease is renewed in the background.
+ * exactly once, with the response (saved, released or marked unknown per `save`); until then the lease is renewed in
+ * the background.
  */
 export interface Lock {
   readonly scope: string;
   readonly key: string;
   /** The adapter may stop copying a response body beyond this many bytes. */
   readonly maxResponseBytes: number;
-  /** Saves the response or releases the key; never throws (failures go to `onError`). */
+  /** Saves the response, releases the key or marks it unknown; never throws (failures go to `onError`). */
   finish(response: HandlerResponse): Promise<void>;
 }
 
@@ -71,21 +79,35 @@ export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: st
     async finish(response) {
       if (finished) return;
       finished = true;
-      const { status, threw, body } = response;
-      let save: boolean;
+      const { status, threw, error, body } = response;
+      const outcome: SaveOutcome = {
+        status,
+        threw,
+        error,
+        noEffect: response.noEffect === true || (threw && hadNoEffect(error)),
+      };
+      let said: boolean | undefined;
       try {
-        save = options.save({ status, threw });
+        said = options.save(outcome);
       } catch (error) {
-        // A failing hook must not leave the key held for ever; releasing lets the client's retry decide.
+        // A failing hook changes nothing: the default decides, as if the hook had returned `undefined`.
         report("save", error);
-        save = false;
       }
-      if (!save) {
+      const settled = settle(said, outcome);
+      if (settled === Settle.release) {
         try {
           await hold.release();
         } catch (error) {
           // The key stays blocked until its lease runs out; then a retry takes it over.
           report("release", error);
+        }
+        return;
+      }
+      if (settled === Settle.unknown) {
+        try {
+          await markUnknown(hold, retentionMs);
+        } catch (error) {
+          report("save", error);
         }
         return;
       }

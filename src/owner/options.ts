@@ -10,7 +10,25 @@ export interface SaveOutcome {
   readonly status: number;
   /** Whether the handler threw (Hono and Fastify report this; Express cannot tell a thrown error from a response). */
   readonly threw: boolean;
+  /** What the handler threw, where the framework reports it (Hono, Fastify); otherwise `undefined`. */
+  readonly error?: unknown;
+  /**
+   * Whether the handler said that nothing happened: it called `markNoEffect`, or threw an error with
+   * `noEffect: true`. The middleware always sets it.
+   */
+  readonly noEffect?: boolean;
 }
+
+/** What becomes of a key once its handler is done. */
+export const Settle = {
+  /** Completed: the response is saved and replayed to every retry. */
+  save: "save",
+  /** Deleted: a retry runs the handler again. */
+  release: "release",
+  /** Recorded `outcome_unknown`: every retry is answered `409` with the problem `outcome-unknown`. */
+  unknown: "unknown",
+} as const;
+export type Settle = (typeof Settle)[keyof typeof Settle];
 
 /** Something went wrong that the client cannot be told about: the response was already decided. */
 export interface IdempotencyErrorEvent {
@@ -108,9 +126,19 @@ export interface IdempotencyOptions<Req> {
    */
   keepHeaders?: readonly string[];
   /**
-   * Decides whether a response is saved (and replayed to retries) or the key is released so that a retry runs the
-   * handler again. Return `undefined` for the default: save unless the status is 5xx or the handler threw.
-   * @default ({ status, threw }) => status < 500 && !threw
+   * Decides what becomes of the key once the handler is done: `true` saves the response (and replays it to every
+   * retry), `false` releases the key so that a retry runs the handler again, `undefined` keeps the default.
+   *
+   * The default follows one rule: an error means "nothing happened" only when the handler says so. Whatever the
+   * handler answers, 4xx and 5xx included, is saved and replayed, as Stripe does. A handler that throws is not run
+   * again: its key is recorded as outcome unknown, and retries get `409` with the problem `outcome-unknown`. The key
+   * is released only when the handler says it did nothing, with `markNoEffect`, or by throwing an error with
+   * `noEffect: true` (seen by Hono and Fastify; an Express error handler calls `markNoEffect(res)` for it). A hook
+   * that throws is reported to `onError` (phase `save`) and the default applies. Earlier versions released the key
+   * on any throw or 5xx; `({ status, threw }) => status < 500 && !threw` restores that, at the price of running
+   * again a handler that failed after its effect.
+   * @default an answer is saved, a throw is recorded outcome unknown, a handler's "no effect" releases the key
+   * @example save: ({ status }) => (status === 503 ? false : undefined)
    */
   save?: (outcome: SaveOutcome) => boolean | undefined;
   /**
@@ -157,7 +185,8 @@ export interface ResolvedOptions<Req> {
   readonly maxBodyBytes: number;
   readonly problem: Problem;
   readonly keepHeaders: ReadonlySet<string>;
-  readonly save: (outcome: SaveOutcome) => boolean;
+  /** The `save` hook, or one that keeps the default; see `settle`. */
+  readonly save: (outcome: SaveOutcome) => boolean | undefined;
   readonly retryAfterSeconds: number;
   readonly rerunAfterTakeover: boolean;
   readonly saveRetryMs: number;
@@ -180,7 +209,16 @@ export const ALWAYS_KEPT_HEADERS = [
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STORE_METHODS = ["claim", "update", "delete", "purge"] as const;
 
-const defaultSave = ({ status, threw }: SaveOutcome) => status < 500 && !threw;
+/**
+ * What becomes of the key: what the `save` hook said, or without an answer the rule of
+ * docs/integration-contract.md for owners, where only the handler can say that nothing happened.
+ */
+export function settle(said: boolean | undefined, { threw, noEffect }: SaveOutcome): Settle {
+  if (said !== undefined && said !== null) return said ? Settle.save : Settle.release;
+  return noEffect ? Settle.release : threw ? Settle.unknown : Settle.save;
+}
+
+const keepDefault = () => undefined;
 
 /** Validates and copies the options once, at factory time; the caller's object is never written to. */
 export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedOptions<Req> {
@@ -240,7 +278,7 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
       ...ALWAYS_KEPT_HEADERS,
       ...nameList("keepHeaders", keepHeaders ?? [], false).map((h) => h.toLowerCase()),
     ]),
-    save: save ? (outcome) => save(outcome) ?? defaultSave(outcome) : defaultSave,
+    save: save ?? keepDefault,
     retryAfterSeconds: positiveInteger("retryAfterSeconds", retryAfterSeconds, 1),
     rerunAfterTakeover: rerunAfterTakeover ?? false,
     saveRetryMs: positiveInteger("saveRetryMs", saveRetryMs, 2 * lease),

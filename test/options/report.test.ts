@@ -46,7 +46,14 @@ async function httpCall(options: Omit<Parameters<typeof idempotencyEngine>[0], "
     request: {},
   });
   if (decision.action !== "run") throw new Error(`expected run, got ${decision.action}`);
-  await decision.lock.finish({ status: 500, headers: [], body: new Uint8Array(), threw: false });
+  // A handler that said it did nothing: the key is released (an answer without that mark is saved instead).
+  await decision.lock.finish({
+    status: 503,
+    headers: [],
+    body: new Uint8Array(),
+    threw: false,
+    noEffect: true,
+  });
 }
 
 describe("errors nobody can be told about go one way", () => {

@@ -2,10 +2,10 @@ import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
-import express from "express";
+import express, { type NextFunction, type Request, type Response } from "express";
 import Fastify from "fastify";
 import { Hono } from "hono";
-import { idempotency as expressIdempotency, keepRawBody } from "../../src/express/index.js";
+import { idempotency as expressIdempotency, keepRawBody, markNoEffect } from "../../src/express/index.js";
 import { idempotency as fastifyIdempotency } from "../../src/fastify/index.js";
 import { idempotency as honoIdempotency } from "../../src/hono/index.js";
 import type { IdempotencyOptions } from "../../src/owner/options.js";
@@ -21,6 +21,12 @@ export interface Owner {
   onEnter: (() => void) | undefined;
   /** How many of the next handler runs throw before taking effect. */
   throwNext: number;
+  /** Whether the error thrown before the effect says so (`noEffect: true`). */
+  throwNoEffect: boolean;
+  /** How many of the next handler runs take effect and then throw. */
+  throwAfterEffect: number;
+  /** How many of the next handler runs answer 503 without taking effect, and say so with `markNoEffect`. */
+  refuseNext: number;
   /** The HTTP status the thrown error carries (`status` and `statusCode`, which the frameworks' error handlers read). */
   throwStatus: number;
   /** The status the handler answers with. */
@@ -35,6 +41,9 @@ export function newOwner(): Owner {
     gate: undefined,
     onEnter: undefined,
     throwNext: 0,
+    throwNoEffect: false,
+    throwAfterEffect: 0,
+    refuseNext: 0,
     throwStatus: 500,
     status: 201,
     padTo: 0,
@@ -60,6 +69,8 @@ interface Answer {
   status: number;
   headers: Record<string, string>;
   body: string;
+  /** The handler did nothing: the route calls `markNoEffect` with its framework's object. */
+  noEffect?: boolean;
 }
 
 /** The handler behind every app: POST /charges takes effect once per run and answers 201 with the charge. */
@@ -67,7 +78,12 @@ async function charge(owner: Owner, account: string, body: unknown): Promise<Ans
   if (owner.throwNext > 0) {
     owner.throwNext--;
     const status = owner.throwStatus;
-    throw Object.assign(new Error("charge failed before taking effect"), { status, statusCode: status });
+    const error = new Error("charge failed before taking effect");
+    throw Object.assign(error, { status, statusCode: status }, owner.throwNoEffect ? { noEffect: true } : {});
+  }
+  if (owner.refuseNext > 0) {
+    owner.refuseNext--;
+    return { status: 503, headers: {}, body: "ledger unavailable, nothing was charged", noEffect: true };
   }
   const gate = owner.gate;
   if (gate) {
@@ -76,6 +92,11 @@ async function charge(owner: Owner, account: string, body: unknown): Promise<Ans
     await gate;
   }
   owner.effects.push({ account, body });
+  if (owner.throwAfterEffect > 0) {
+    owner.throwAfterEffect--;
+    const status = owner.throwStatus;
+    throw Object.assign(new Error("charge failed after taking effect"), { status, statusCode: status });
+  }
   const id = `ch_${owner.effects.length}`;
   const payload = { id, account, body, padding: "x".repeat(owner.padTo) };
   return {
@@ -153,6 +174,7 @@ export const hono: Framework = {
     app.onError((error, c) => c.text(error.message, ((error as { status?: number }).status ?? 500) as 500));
     app.post("/charges", async (c) => {
       const answer = await charge(owner, accountOf(c.req.header("x-account")), await c.req.json());
+      if (answer.noEffect) markNoEffect(c);
       return c.body(answer.body, answer.status as 201, answer.headers);
     });
     app.get("/charges", (c) => c.json({ count: owner.effects.length }));
@@ -204,6 +226,7 @@ export const fastify: Framework = {
     await app.register(plugin);
     app.post("/charges", async (request, reply) => {
       const answer = await charge(owner, accountOf(request.headers["x-account"] as string), request.body);
+      if (answer.noEffect) markNoEffect(reply);
       reply.code(answer.status).headers(answer.headers);
       return answer.body;
     });
@@ -247,11 +270,24 @@ export const expressFramework: Framework = {
     app.use(middleware);
     app.post("/charges", async (req, res) => {
       const answer = await charge(owner, accountOf(req.get("x-account")), req.body);
+      if (answer.noEffect) markNoEffect(res);
       res.status(answer.status).set(answer.headers).send(answer.body);
     });
     app.get("/charges", (_req, res) => {
       res.json({ count: owner.effects.length });
     });
+    // Express shows middleware no thrown error: its error handler says "nothing happened" for the middleware.
+    app.use(
+      (
+        error: Error & { status?: number; noEffect?: boolean },
+        _req: Request,
+        res: Response,
+        _next: NextFunction,
+      ) => {
+        if (error.noEffect === true) markNoEffect(res);
+        res.status(error.status ?? 500).send(error.message);
+      },
+    );
     const server = await listen(app);
     return {
       purge: middleware.purge,

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { idempotencyEngine, storeKey } from "../../src/owner/engine.js";
 import { requestFingerprint } from "../../src/owner/fingerprint.js";
 import { parseKeyHeader } from "../../src/owner/key-header.js";
-import { type IdempotencyOptions, resolveOptions } from "../../src/owner/options.js";
+import { type IdempotencyOptions, resolveOptions, Settle, settle } from "../../src/owner/options.js";
 import { decodeSaved, encodeNotSaved, encodeSaved } from "../../src/owner/saved-response.js";
 import { memoryStore } from "../../src/store/memory.js";
 
@@ -232,10 +232,21 @@ describe("options", () => {
     expect(resolved.keepHeaders.has("x-cost")).toBe(true);
     expect(resolved.keepHeaders.has("location")).toBe(true);
     expect(resolved).toMatchObject({ leaseMs: 30_000, retentionMs: 86_400_000, maxResponseBytes: 1_048_576 });
-    expect(resolved.save({ status: 201, threw: false })).toBe(true);
-    expect(resolved.save({ status: 500, threw: false })).toBe(false);
-    expect(resolved.save({ status: 201, threw: true })).toBe(false);
+    expect(resolved.save({ status: 201, threw: false, noEffect: false })).toBeUndefined();
     expect(methods).toEqual(["post", "put"]);
+  });
+
+  it("settles a key by the one rule: an answer is saved, a throw is unknown, only the handler says no effect", () => {
+    const outcome = (status: number, threw: boolean, noEffect = false) => ({ status, threw, noEffect });
+    expect(settle(undefined, outcome(201, false))).toBe(Settle.save);
+    expect(settle(undefined, outcome(500, false))).toBe(Settle.save);
+    expect(settle(undefined, outcome(500, true))).toBe(Settle.unknown);
+    expect(settle(undefined, outcome(409, true))).toBe(Settle.unknown);
+    expect(settle(undefined, outcome(503, true, true))).toBe(Settle.release);
+    expect(settle(undefined, outcome(503, false, true))).toBe(Settle.release);
+    // What the `save` hook says wins.
+    expect(settle(false, outcome(201, false))).toBe(Settle.release);
+    expect(settle(true, outcome(500, true))).toBe(Settle.save);
   });
 });
 

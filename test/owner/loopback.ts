@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import type http from "node:http";
-import express from "express";
-import { idempotency } from "../../src/express/index.js";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { idempotency, markNoEffect } from "../../src/express/index.js";
 import type { Store } from "../../src/store/types.js";
 import { baseUrl, listen } from "./apps.js";
 
@@ -22,8 +22,13 @@ export type Fault =
   | "drop-after-effect"
   /** Answer 503 before the middleware, without running anything. */
   | "unavailable"
-  /** Make the handler throw before taking effect (a 500 the middleware does not save). */
+  /**
+   * Make the handler throw before taking effect, with an error that says so (`noEffect: true`): the error handler
+   * marks its 500 with `markNoEffect`, so the middleware releases the key.
+   */
   | "throw"
+  /** Make the handler take effect and then throw: its 500 is saved and replayed, as any answer is. */
+  | "throw-after-effect"
   /** Hold the handler until a later attempt with the same key has been answered. */
   | "slow"
   | undefined;
@@ -85,12 +90,15 @@ export async function loopbackOwner(
   );
   app.post(["/charges", "/v1/charges"], async (req, res) => {
     const key = req.get("idempotency-key") ?? "";
-    if (res.locals.fault === "throw") throw new Error("injected failure before the effect");
+    if (res.locals.fault === "throw") {
+      throw Object.assign(new Error("injected failure before the effect"), { noEffect: true });
+    }
     if (res.locals.fault === "slow") {
       await new Promise<void>((resolve) => answered.set(key, resolve));
       answered.delete(key);
     }
     log.effects.push({ key, body: req.body });
+    if (res.locals.fault === "throw-after-effect") throw new Error("injected failure after the effect");
     const id = `ch_${log.effects.length}`;
     res
       .status(200)
@@ -104,6 +112,11 @@ export async function loopbackOwner(
     res
       .status(201)
       .json({ id, email: req.body.email, name: req.body.name, notes: "x".repeat(options.padTo ?? 0) });
+  });
+  // Express shows middleware no thrown error: its error handler says "nothing happened" for the middleware.
+  app.use((error: Error & { noEffect?: boolean }, _req: Request, res: Response, _next: NextFunction) => {
+    if (error.noEffect === true) markNoEffect(res);
+    res.status(500).json({ error: { message: error.message, type: "api_error" } });
   });
 
   const server: http.Server = await listen(app);

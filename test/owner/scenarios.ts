@@ -201,53 +201,121 @@ export function ownerSuite(
       expect(await store.list({ prefix: "http:" })).toEqual([]);
     });
 
-    it("releases the key when the handler throws, so the retry runs it", async () => {
-      const { app, owner } = await start();
-      owner.throwNext = 1;
+    it(`does not run again a handler that threw after its effect: the retry gets ${framework.seesThrows ? "409 outcome-unknown" : "the error answer replayed"}`, async () => {
+      const { app, owner, errors } = await start();
+      owner.throwAfterEffect = 1;
       const failed = await app.request(charge("key-1"));
       expect(failed.status).toBe(500);
-      expect(owner.effects).toHaveLength(0);
-      const retry = await app.request(charge("key-1"));
-      expect(retry.status).toBe(201);
-      expect(retry.header("idempotent-replayed")).toBeUndefined();
       expect(owner.effects).toHaveLength(1);
+      for (const _ of [1, 2]) {
+        const retry = await app.request(charge("key-1"));
+        if (framework.seesThrows) {
+          expect(retry.status).toBe(409);
+          expect(problemOf(retry).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+          expect(retry.header("x-should-retry")).toBe("false");
+        } else {
+          // Express shows middleware only what the error handler sent: an answer, saved and replayed like any other.
+          expect(retry.status).toBe(500);
+          expect(retry.header("idempotent-replayed")).toBe("true");
+          expect(retry.body).toBe(failed.body);
+        }
+      }
+      expect(owner.effects).toHaveLength(1);
+      expect(errors).toEqual([]);
     });
 
-    it(`${framework.seesThrows ? "releases" : "saves"} the key when the handler throws a 4xx error`, async () => {
+    it("does not run again a handler that threw without saying it had no effect", async () => {
+      const { app, owner } = await start();
+      owner.throwNext = 1;
+      expect((await app.request(charge("key-1"))).status).toBe(500);
+      const retry = await app.request(charge("key-1"));
+      // Nobody said nothing happened, so the middleware cannot tell this throw from one after the effect.
+      if (framework.seesThrows) {
+        expect(retry.status).toBe(409);
+        expect(problemOf(retry).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+      } else {
+        expect(retry.status).toBe(500);
+        expect(retry.header("idempotent-replayed")).toBe("true");
+      }
+      expect(owner.effects).toHaveLength(0);
+    });
+
+    it("does not run again a handler that threw a 4xx error", async () => {
       const { app, owner } = await start();
       owner.throwNext = 1;
       owner.throwStatus = 409;
       expect((await app.request(charge("key-1"))).status).toBe(409);
       const retry = await app.request(charge("key-1"));
+      expect(retry.status).toBe(409);
       if (framework.seesThrows) {
-        expect(retry.status).toBe(201);
-        expect(owner.effects).toHaveLength(1);
+        expect(problemOf(retry).type).toBe("https://idemkey.dev/problems/outcome-unknown");
       } else {
-        // Express shows middleware only what the error handler sent: a 4xx, which is saved like any other.
-        expect(retry.status).toBe(409);
         expect(retry.header("idempotent-replayed")).toBe("true");
-        expect(owner.effects).toHaveLength(0);
       }
+      expect(owner.effects).toHaveLength(0);
     });
 
-    it("does not save a 5xx response by default, and saves it when `save` says so", async () => {
+    it("releases the key when the handler throws an error with noEffect: true, so the retry runs it", async () => {
       const { app, owner } = await start();
-      owner.status = 503;
+      owner.throwNext = 1;
+      owner.throwNoEffect = true;
+      owner.throwStatus = 503;
       expect((await app.request(charge("key-1"))).status).toBe(503);
-      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBeUndefined();
-      expect(owner.effects).toHaveLength(2);
-      await app.close();
+      expect(owner.effects).toHaveLength(0);
+      const retry = await app.request(charge("key-1"));
+      expect(retry.status).toBe(201);
+      expect(retry.header("idempotent-replayed")).toBeUndefined();
+      expect(owner.effects).toHaveLength(1);
+      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBe("true");
+      expect(owner.effects).toHaveLength(1);
+    });
 
-      const saving = await start({ save: ({ status }) => (status === 503 ? true : undefined) });
-      saving.owner.status = 503;
-      await saving.app.request(charge("key-1"));
+    it("releases the key when the handler answers with markNoEffect, so the retry runs it", async () => {
+      const { app, owner } = await start();
+      owner.refuseNext = 1;
+      const refused = await app.request(charge("key-1"));
+      expect(refused.status).toBe(503);
+      expect(owner.effects).toHaveLength(0);
+      const retry = await app.request(charge("key-1"));
+      expect(retry.status).toBe(201);
+      expect(retry.header("idempotent-replayed")).toBeUndefined();
+      expect(owner.effects).toHaveLength(1);
+      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBe("true");
+      expect(owner.effects).toHaveLength(1);
+    });
+
+    it("saves a 5xx the handler answered after its effect, and replays it as Stripe does", async () => {
+      const { app, owner } = await start();
+      owner.status = 500;
+      const first = await app.request(charge("key-1"));
+      expect(first.status).toBe(500);
+      owner.status = 201;
+      const retry = await app.request(charge("key-1"));
+      expect(retry.status).toBe(500);
+      expect(retry.header("idempotent-replayed")).toBe("true");
+      expect(retry.body).toBe(first.body);
+      expect(owner.effects).toHaveLength(1);
+    });
+
+    it("lets `save` override the default: false releases a 5xx, true saves a thrown error's answer", async () => {
+      const releasing = await start({ save: ({ status }) => (status === 503 ? false : undefined) });
+      releasing.owner.status = 503;
+      expect((await releasing.app.request(charge("key-1"))).status).toBe(503);
+      expect((await releasing.app.request(charge("key-1"))).header("idempotent-replayed")).toBeUndefined();
+      expect(releasing.owner.effects).toHaveLength(2);
+      await releasing.app.close();
+
+      const saving = await start({ save: ({ threw }) => (threw ? true : undefined) });
+      saving.owner.throwAfterEffect = 1;
+      const failed = await saving.app.request(charge("key-1"));
+      expect(failed.status).toBe(500);
       const retry = await saving.app.request(charge("key-1"));
-      expect(retry.status).toBe(503);
+      expect(retry.status).toBe(500);
       expect(retry.header("idempotent-replayed")).toBe("true");
       expect(saving.owner.effects).toHaveLength(1);
     });
 
-    it("still answers, and releases the key, when the save hook throws", async () => {
+    it("still answers, and follows the default, when the save hook throws", async () => {
       const hookError = new Error("save hook bug");
       const { app, owner, errors } = await start({
         save: () => {
@@ -255,12 +323,9 @@ export function ownerSuite(
         },
       });
       expect((await app.request(charge("key-1"))).status).toBe(201);
-      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBeUndefined();
-      expect(owner.effects).toHaveLength(2);
-      expect(errors.map((e) => [e.phase, e.error])).toEqual([
-        ["save", hookError],
-        ["save", hookError],
-      ]);
+      expect((await app.request(charge("key-1"))).header("idempotent-replayed")).toBe("true");
+      expect(owner.effects).toHaveLength(1);
+      expect(errors.map((e) => [e.phase, e.error])).toEqual([["save", hookError]]);
     });
 
     it("answers 503 when the store fails, and never runs the handler", async () => {

@@ -13,13 +13,13 @@ afterEach(async () => {
 });
 
 /** The `stripe` package pointed at the local owner, with its own network retries (which reuse its key). */
-function client(url: string, timeout = 10_000): Stripe {
+function client(url: string, timeout = 10_000, maxNetworkRetries = 4): Stripe {
   const { port } = new URL(url);
   return new Stripe("sk_test_idemkey", {
     host: "127.0.0.1",
     port: Number(port),
     protocol: "http",
-    maxNetworkRetries: 4,
+    maxNetworkRetries,
     timeout,
     telemetry: false,
   });
@@ -64,6 +64,26 @@ describe("a real third-party client: stripe-node's own retries against the middl
       [503, false],
       [200, false],
     ]);
+  });
+
+  it("charges once when the handler charged and then threw: stripe's retries get the saved 500, not a rerun", async () => {
+    store = memoryStore();
+    owner = await loopbackOwner(store, (attempt) => (attempt === 1 ? "throw-after-effect" : undefined));
+    const stripe = client(owner.url, 10_000, 2);
+    const error = await stripe.charges.create({ amount: 700, currency: "eur", source: "tok_visa" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+
+    expect(error).toBeInstanceOf(Stripe.errors.StripeAPIError);
+    expect(owner.log.effects).toHaveLength(1);
+    // stripe-node retries a 5xx (it reads stripe-should-retry, not x-should-retry): every retry is the replay.
+    expect(owner.log.attempts.map((a) => [a.status, a.replayed])).toEqual([
+      [500, false],
+      [500, true],
+      [500, true],
+    ]);
+    expect(new Set(owner.log.attempts.map((a) => a.key)).size).toBe(1);
   });
 
   it("waits out the 409 of a retry that overtook a slow first attempt, then gets the replay", async () => {
