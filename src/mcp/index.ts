@@ -7,6 +7,7 @@ export {
   type McpToolOptions,
   mcpTool,
 } from "./client/client-tool.js";
+export { isMcpListError, McpListError, type McpListStop } from "./client/list-error.js";
 export {
   annotatedEffect,
   type McpListClient,
