@@ -1,3 +1,4 @@
+import type { NoEffect } from "../../harness/retry.js";
 import type { Tool } from "../../harness/types.js";
 import { Effect } from "../../harness/types.js";
 import { checkNumber, numberOption } from "../../options/number-option.js";
@@ -54,6 +55,17 @@ export interface McpToolsOptions {
    */
   timeoutMs?: number;
   /**
+   * Says which error answers certainly had no effect, for every tool (`noEffect` of `mcpTool`): the server's
+   * validation errors, a refusal you know it answers before doing anything. It receives the `McpToolError`, whose
+   * `result` (or `answer`) is the error result and `tool` the tool's name; return `true` for "nothing happened",
+   * `undefined` for "cannot tell". Without it an error result of an `unguarded` tool ends in `OutcomeUnknownError`
+   * (the SDK servers answer a handler that threw after its effect the same way), unless the server marked it
+   * `"dev.idemkey/no-effect"` as `mcpDedupe` does.
+   * @default none
+   * @example noEffect: (error) => isMcpToolError(error) && error.result.content[0]?.text?.startsWith("Invalid arguments")
+   */
+  noEffect?: NoEffect;
+  /**
    * The most `tools/list` pages read from a server that answers one page at a time (a v1 client); past it, or at a
    * cursor the server already gave, the listing stops with `McpListError`, so that a server whose cursor never ends
    * cannot take the memory and the event loop.
@@ -91,7 +103,7 @@ export async function mcpTools<D extends McpToolDefinition>(
   if (typeof client !== "object" || client === null || typeof client.listTools !== "function") {
     throw new TypeError("client must be a connected MCP Client (it has no listTools method)");
   }
-  const { effects, trustAnnotations, defaultEffect, keyPrefix, timeoutMs, maxPages } =
+  const { effects, trustAnnotations, defaultEffect, keyPrefix, timeoutMs, noEffect, maxPages } =
     resolveOptions(options);
   const definitions = await listAllTools(client, maxPages);
 
@@ -111,7 +123,7 @@ export async function mcpTools<D extends McpToolDefinition>(
         : fromAnnotations !== undefined
           ? [fromAnnotations, "annotations" as const]
           : [defaultEffect, "default" as const];
-    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect, timeoutMs });
+    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect, timeoutMs, noEffect });
     out[name] = Object.freeze({ definition, tool, effect, effectFrom });
   }
   return out;
@@ -124,7 +136,8 @@ export function annotatedEffect(annotations: McpToolAnnotations | undefined): Ef
   return undefined;
 }
 
-type Resolved = Required<Omit<McpToolsOptions, "timeoutMs">> & Pick<McpToolsOptions, "timeoutMs">;
+type Resolved = Required<Omit<McpToolsOptions, "timeoutMs" | "noEffect">> &
+  Pick<McpToolsOptions, "timeoutMs" | "noEffect">;
 
 function resolveOptions(options: McpToolsOptions): Resolved {
   if (typeof options !== "object" || options === null) {
@@ -136,6 +149,7 @@ function resolveOptions(options: McpToolsOptions): Resolved {
     defaultEffect = Effect.unguarded,
     keyPrefix = "",
     timeoutMs,
+    noEffect,
   } = options;
   if (typeof effects !== "object" || effects === null)
     throw new TypeError("options.effects must be an object");
@@ -157,6 +171,11 @@ function resolveOptions(options: McpToolsOptions): Resolved {
   if (typeof keyPrefix !== "string")
     throw new TypeError(`options.keyPrefix must be a string, got ${typeof keyPrefix}`);
   if (timeoutMs !== undefined) checkNumber("options.timeoutMs", timeoutMs, { exclusive: true });
+  if (noEffect !== undefined && typeof noEffect !== "function") {
+    throw new TypeError(
+      `options.noEffect must be a function (error) => boolean | undefined, got ${typeof noEffect}`,
+    );
+  }
   const maxPages = numberOption("options.maxPages", options.maxPages, 100, { min: 1, integer: true });
   return {
     effects: { ...effects },
@@ -164,6 +183,7 @@ function resolveOptions(options: McpToolsOptions): Resolved {
     defaultEffect,
     keyPrefix,
     timeoutMs,
+    noEffect,
     maxPages,
   };
 }
