@@ -18,7 +18,10 @@ async function pagingServer(name: string, next: (page: number) => string) {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const page = ++served.pages;
     if (page > SAFETY) throw new Error(`served ${SAFETY} pages; the client never stopped`);
-    return { tools: [{ name: `tool_${page}`, inputSchema: { type: "object" as const } }], nextCursor: next(page) };
+    return {
+      tools: [{ name: `tool_${page}`, inputSchema: { type: "object" as const } }],
+      nextCursor: next(page),
+    };
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
@@ -56,7 +59,9 @@ describe("mcpTools on a v1 server whose listing never ends", () => {
   });
 
   it("stops at a cursor the server already gave, before reading it again", async () => {
-    const { client, served } = await pagingServer("looping", (page) => (page < 3 ? `cursor-${page}` : "cursor-1"));
+    const { client, served } = await pagingServer("looping", (page) =>
+      page < 3 ? `cursor-${page}` : "cursor-1",
+    );
     const error = await mcpTools(client).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(McpListError);
