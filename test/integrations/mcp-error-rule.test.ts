@@ -1,8 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Client as ClientV2, InMemoryTransport as MemoryV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioV2 } from "@modelcontextprotocol/client/stdio";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport as MemoryV1 } from "@modelcontextprotocol/sdk/inMemory.js";
 import { afterAll, describe, expect, it } from "vitest";
 import {
@@ -199,3 +202,48 @@ describe.each(["v1", "v2"] as const)("an error result on the %s SDK", (line) => 
     }
   });
 });
+
+describe.each(["v1", "v2"] as const)(
+  "over stdio, the %s server in a child process on a SQLite store",
+  (line) => {
+    const script = fileURLToPath(new URL("./fixtures/mcp-stdio-mail-server.ts", import.meta.url));
+    async function start(db: string, effects: string) {
+      const params = {
+        command: process.execPath,
+        args: ["--import", "tsx", script, line, db, effects],
+        env: process.env as Record<string, string>,
+        stderr: "inherit" as const,
+      };
+      const client =
+        line === "v1"
+          ? new ClientV1({ name: "agent", version: "1.0.0" })
+          : new ClientV2({ name: "agent", version: "1.0.0" });
+      await (client.connect as (t: unknown) => Promise<void>)(
+        line === "v1" ? new StdioV1(params) : new StdioV2(params),
+      );
+      return client as McpListClient & { close(): Promise<void> };
+    }
+
+    it("a call that sent and then threw is refused after both processes restart: one effect", async () => {
+      const db = join(dir, `stdio-${line}.db`);
+      const file = effectsFile();
+      const args = { to: "ana@example.com" };
+      const one = await start(db, file);
+      const first = await caught(
+        createHarness().call("thread-9", mcpTool(one, { name: "send_email_deduped", effect: "keyed" }), args),
+      );
+      await one.close();
+      // The first answer is the SDK's error result for the throw; the keyed client released its own record.
+      expect(first).toBeInstanceOf(McpToolError);
+
+      // A new agent (its memory ledger gone) and a new server process on the same SQLite file repeat the call.
+      const two = await start(db, file);
+      const again = await caught(
+        createHarness().call("thread-9", mcpTool(two, { name: "send_email_deduped", effect: "keyed" }), args),
+      );
+      await two.close();
+      expect(again).toBeInstanceOf(OutcomeUnknownError);
+      expect(readEffects(file)).toHaveLength(1);
+    });
+  },
+);
