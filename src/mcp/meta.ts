@@ -45,8 +45,8 @@ export const Refusal = {
   /** The store could not be reached: retry later with the same key. */
   unavailable: "unavailable",
   /**
-   * A call with the key was interrupted (its server died, or lost the store past its lease) and may have taken
-   * effect: it is not run again. Check whether it took effect.
+   * A call with the key was interrupted (its server died, or lost the store past its lease) or its handler threw
+   * without saying `noEffect: true`, and it may have taken effect: it is not run again. Check whether it took effect.
    */
   outcomeUnknown: "outcome_unknown",
 } as const;

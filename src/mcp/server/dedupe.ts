@@ -204,7 +204,7 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
 }
 
 const UNKNOWN =
-  "An earlier call with this idempotency key was interrupted while it ran, and it may or may not have taken " +
+  "An earlier call with this idempotency key failed or was interrupted while it ran, and it may or may not have taken " +
   "effect, so it is not run again. Check whether it took effect before calling again with a new key.";
 
 /** The answer to a handler that threw with `noEffect: true`: its message, marked so that the client frees the key. */
