@@ -22,7 +22,8 @@ export interface ErrorAnswerOptions extends ErrorOptions {
  * call: the model, which reads the answer, decides what comes next.
  */
 export class ErrorAnswer<T = unknown> extends IdemkeyError implements RetryHints {
-  override name = "ErrorAnswer" as const;
+  // A string, not the literal: an adapter's subclass (`McpToolError`) keeps its own name.
+  override name: string = "ErrorAnswer";
   /** The framework's error answer, as the tool returned it. */
   readonly answer: T;
   readonly tool: string;

@@ -7,6 +7,7 @@ export {
   type McpToolOptions,
   mcpTool,
 } from "./client/client-tool.js";
+export { isMcpListError, McpListError, type McpListStop } from "./client/list-error.js";
 export {
   annotatedEffect,
   type McpListClient,
@@ -14,8 +15,8 @@ export {
   type McpToolsOptions,
   mcpTools,
 } from "./client/list-tools.js";
-export { McpToolError } from "./client/tool-error.js";
-export { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
+export { isMcpToolError, McpToolError, type McpToolErrorOptions } from "./client/tool-error.js";
+export { IDEMPOTENCY_KEY_META, NO_EFFECT_META, REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
 export { type McpDedupe, mcpDedupe } from "./server/dedupe.js";
 export type { McpDedupeOptions, McpErrorEvent, McpHandlerExtra } from "./server/dedupe-options.js";
 export { InvalidIdempotencyKeyError } from "./server/invalid-key-error.js";

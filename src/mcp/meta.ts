@@ -23,6 +23,15 @@ export const REPLAYED_META = "dev.idemkey/replayed";
  */
 export const REFUSAL_META = "dev.idemkey/refusal";
 
+/**
+ * Set to `true` in the `_meta` of an error result to say that the call certainly had no effect: `mcpDedupe` sets it
+ * when the handler threw an error with `noEffect: true` (a `ToolCallError("insufficient funds", { noEffect: true })`)
+ * and released the key. `mcpTool` reads it as the owner's word: the key is freed, also for an `unguarded` tool, and
+ * the identical call may run later. Any other error result says nothing about the effect. A server of your own may
+ * set it on an error result it returns before doing anything.
+ */
+export const NO_EFFECT_META = "dev.idemkey/no-effect";
+
 /** Why `mcpDedupe` refused a tool call. The tool did not run in any of these cases. */
 export const Refusal = {
   /** The key in `_meta` is not a string of 1 to 255 visible ASCII characters without `"`, `,` or `\`. */
@@ -36,8 +45,8 @@ export const Refusal = {
   /** The store could not be reached: retry later with the same key. */
   unavailable: "unavailable",
   /**
-   * A call with the key was interrupted (its server died, or lost the store past its lease) and may have taken
-   * effect: it is not run again. Check whether it took effect.
+   * A call with the key was interrupted (its server died, or lost the store past its lease) or its handler threw
+   * without saying `noEffect: true`, and it may have taken effect: it is not run again. Check whether it took effect.
    */
   outcomeUnknown: "outcome_unknown",
 } as const;

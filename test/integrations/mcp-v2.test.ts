@@ -121,17 +121,30 @@ describe("mcpTool and mcpDedupe on the v2 SDK, in memory", () => {
     await client.close();
   });
 
-  it("an error result of an unguarded tool throws McpToolError and frees the key: the next call reaches the server", async () => {
+  it("an error result of an unguarded tool is an unknown outcome (not sent again) unless a classifier vouches for it", async () => {
     const file = effectsFile();
-    const { client } = await connect(issueServerV2(memoryStore(), file));
-    const tools = await mcpTools(client);
+    const { client, keys } = await connect(issueServerV2(memoryStore(), file));
     const harness = createHarness();
+    // bad_issue's answer carries no mark: the server may have acted before answering, so the key stays locked.
+    const plain = await mcpTools(client);
     for (let i = 0; i < 2; i++) {
-      const error = await harness.call("t-2", tools.bad_issue!.tool, ARGS).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(McpToolError);
-      expect((error as McpToolError).message).toMatch(/repo is archived/);
+      const error = await harness.call("t-2", plain.bad_issue!.tool, ARGS).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(OutcomeUnknownError);
+      // The first carries the server's answer; the second finds the key locked, and sends nothing.
+      if (i === 0) expect(((error as OutcomeUnknownError).cause as McpToolError).message).toMatch(/archived/);
     }
-    expect(readEffects(file).map((e) => e.tool)).toEqual(["bad_issue", "bad_issue"]);
+    expect(keys).toHaveLength(1);
+
+    // Declared by whoever knows the server answers it before doing anything: the key is freed each time.
+    const declared = await mcpTools(client, {
+      noEffect: (e) => e instanceof McpToolError && /repo is archived/.test(e.message),
+    });
+    for (let i = 0; i < 2; i++) {
+      const error = await harness.call("t-3", declared.bad_issue!.tool, ARGS).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(McpToolError);
+    }
+    expect(keys).toHaveLength(3);
+    expect(readEffects(file).map((e) => e.tool)).toEqual(["bad_issue", "bad_issue", "bad_issue"]);
     await client.close();
   });
 });

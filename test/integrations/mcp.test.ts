@@ -19,6 +19,7 @@ import {
   IDEMPOTENCY_KEY_META,
   InvalidIdempotencyKeyError,
   idempotencyKeyOf,
+  type McpCallToolResult,
   McpToolError,
   mcpDedupe,
   mcpTool,
@@ -215,7 +216,7 @@ describe("mcpTool and mcpDedupe over the SDK's in-memory transport", () => {
     await client.close();
   });
 
-  it("does not save an error result: McpToolError, and the next call with the key runs the tool again", async () => {
+  it("saves a returned error result and replays it to the same key: the tool ran once (Stripe's rule)", async () => {
     const file = effectsFile();
     const { client } = await connect(issueServer(memoryStore(), file, { failures: [true] }));
     const harness = createHarness({ retry: fastRetries });
@@ -224,11 +225,27 @@ describe("mcpTool and mcpDedupe over the SDK's in-memory transport", () => {
     const error = await harness.call("t-3", tool, ARGS).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpToolError);
     expect((error as McpToolError).message).toContain("tracker is down");
+    // The answer carries no no-effect mark: a keyed call is released on the client, and its repeat reaches the
+    // server with the same key, which answers what the tool answered the first time instead of running it again.
+    const again = await harness.call("t-3", tool, ARGS).catch((e: unknown) => e);
+    expect(again).toBeInstanceOf(McpToolError);
+    expect((again as McpToolError).result._meta?.[REPLAYED_META]).toBe(true);
+    expect((again as McpToolError).message).toContain("tracker is down");
     expect(readEffects(file)).toHaveLength(1);
+    await client.close();
+  });
 
-    const ok = await harness.call("t-3", tool, ARGS);
+  it("releases an error result the server's save option declines: the next call with the key runs the tool again", async () => {
+    const file = effectsFile();
+    const save = (result: McpCallToolResult) => result.isError !== true;
+    const { client } = await connect(issueServer(memoryStore(), file, { failures: [true], save }));
+    const harness = createHarness({ retry: fastRetries });
+    const tool = mcpTool(client, { name: "flaky_issue", effect: "keyed" });
+
+    expect(await harness.call("t-4", tool, ARGS).catch((e: unknown) => e)).toBeInstanceOf(McpToolError);
+    const ok = await harness.call("t-4", tool, ARGS);
     expect(ok.isError).toBeUndefined();
-    await harness.call("t-3", tool, ARGS);
+    await harness.call("t-4", tool, ARGS);
     // The second call ran the tool again; the third was replayed from the harness's own ledger.
     expect(readEffects(file)).toHaveLength(2);
     await client.close();
@@ -321,6 +338,7 @@ describe("mcpTools", () => {
     await expect(mcpTools(client, { effects: { create_issue: "once" as never } })).rejects.toThrow(TypeError);
     await expect(mcpTools(client, { trustAnnotations: "yes" as never })).rejects.toThrow(/trustAnnotations/);
     await expect(mcpTools(client, { defaultEffect: "maybe" as never })).rejects.toThrow(/defaultEffect/);
+    await expect(mcpTools(client, { noEffect: "yes" as never })).rejects.toThrow(/options\.noEffect/);
     await client.close();
   });
 });

@@ -4,7 +4,7 @@ import { ToolCallError } from "../../errors/tool-call-error.js";
 import { defineTool } from "../../harness/define-tool.js";
 import type { Tool, ToolContext, ToolDefinition } from "../../harness/types.js";
 import { checkNumber } from "../../options/number-option.js";
-import { IDEMPOTENCY_KEY_META, REFUSAL_META, Refusal } from "../meta.js";
+import { IDEMPOTENCY_KEY_META, NO_EFFECT_META, REFUSAL_META, Refusal } from "../meta.js";
 import type { McpCallToolResult } from "../types.js";
 import { McpToolError, resultText } from "./tool-error.js";
 
@@ -56,14 +56,26 @@ export interface McpToolOptions<A extends McpArguments = McpArguments>
  *
  * `effect` is what the harness may assume when it repeats a call: `keyed` only when the server honours the key,
  * `idempotent` or `read` only when you know the tool to be so. The server's own annotations are hints, which
- * `mcpTools` maps only when told to trust them. An error result (`isError`) is the server's answer: it throws
- * `McpToolError`, is not recorded, and frees the key, whatever the effect (a later identical call reaches the server
- * again); only a lost or timed-out answer leaves an `unguarded` call's outcome unknown. `mcpDedupe`'s refusals throw `IdempotencyConflictError` (the key was used for another call) or a
- * retryable `ToolCallError` (the same call is still running).
+ * `mcpTools` maps only when told to trust them.
+ *
+ * An error result (`isError`) throws `McpToolError`. The SDK servers answer a handler that threw with such a result,
+ * so it says nothing about the effect unless someone who knows says so: `mcpDedupe`'s refusals (`key_reused` throws
+ * `IdempotencyConflictError`, a call still running or a store out of reach a retryable `ToolCallError`,
+ * `outcome_unknown` an `OutcomeUnknownError`), its `"dev.idemkey/no-effect"` mark (a handler that threw with
+ * `noEffect: true`), or the `noEffect` classifier you declare, which receives the `McpToolError`. Otherwise an
+ * `unguarded` call's outcome is unknown: `OutcomeUnknownError`, and the identical call is not sent again until
+ * `harness.resolve`; a `keyed` call is released, and a repeat reaches the server with the same key.
  *
  * @example
  * const createIssue = mcpTool(client, { name: "create_issue", effect: "keyed" });
  * const result = await harness.call("conversation-7781", createIssue, { title: "Login fails", repo: "acme/api" });
+ * @example
+ * // The server's validation errors are answers before any effect: say so, and they free the key.
+ * const createUser = mcpTool(client, {
+ *   name: "create_user",
+ *   effect: "unguarded",
+ *   noEffect: (error) => isMcpToolError(error) && error.result.content.some((c) => c.text?.startsWith("Invalid")),
+ * });
  */
 export function mcpTool<A extends McpArguments = McpArguments>(
   client: McpCallClient,
@@ -127,6 +139,7 @@ async function callOnce(
         retryable: false,
       });
     default:
-      throw new McpToolError(name, result);
+      // Only the owner's mark vouches for the answer here; the tool's declared classifier is the harness's to ask.
+      throw new McpToolError(name, result, { noEffect: result._meta?.[NO_EFFECT_META] === true });
   }
 }

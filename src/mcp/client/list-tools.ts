@@ -1,8 +1,10 @@
+import type { NoEffect } from "../../harness/retry.js";
 import type { Tool } from "../../harness/types.js";
 import { Effect } from "../../harness/types.js";
-import { checkNumber } from "../../options/number-option.js";
+import { checkNumber, numberOption } from "../../options/number-option.js";
 import type { McpCallToolResult, McpToolAnnotations, McpToolDefinition } from "../types.js";
 import { type McpArguments, type McpCallClient, mcpTool } from "./client-tool.js";
+import { listAllTools } from "./list-pages.js";
 
 /**
  * The methods of an MCP `Client` that `mcpTools` uses: a connected `Client` of either SDK line fits. (v2's
@@ -11,6 +13,8 @@ import { type McpArguments, type McpCallClient, mcpTool } from "./client-tool.js
 export interface McpListClient<D extends McpToolDefinition = McpToolDefinition> extends McpCallClient {
   // biome-ignore lint/suspicious/noExplicitAny: the two SDK lines' options parameters differ; either is accepted.
   listTools(params?: { cursor?: string }, ...rest: any[]): Promise<{ tools: D[]; nextCursor?: string }>;
+  /** The server's name and version as it introduced itself, read to name it in an `McpListError`. */
+  getServerVersion?(): { name?: string } | undefined;
 }
 
 export interface McpToolsOptions {
@@ -50,6 +54,24 @@ export interface McpToolsOptions {
    * @default the SDK's default request timeout (60000)
    */
   timeoutMs?: number;
+  /**
+   * Says which error answers certainly had no effect, for every tool (`noEffect` of `mcpTool`): the server's
+   * validation errors, a refusal you know it answers before doing anything. It receives the `McpToolError`, whose
+   * `result` (or `answer`) is the error result and `tool` the tool's name; return `true` for "nothing happened",
+   * `undefined` for "cannot tell". Without it an error result of an `unguarded` tool ends in `OutcomeUnknownError`
+   * (the SDK servers answer a handler that threw after its effect the same way), unless the server marked it
+   * `"dev.idemkey/no-effect"` as `mcpDedupe` does.
+   * @default none
+   * @example noEffect: (error) => isMcpToolError(error) && error.result.content[0]?.text?.startsWith("Invalid arguments")
+   */
+  noEffect?: NoEffect;
+  /**
+   * The most `tools/list` pages read from a server that answers one page at a time (a v1 client); past it, or at a
+   * cursor the server already gave, the listing stops with `McpListError`, so that a server whose cursor never ends
+   * cannot take the memory and the event loop.
+   * @default 100
+   */
+  maxPages?: number;
 }
 
 /** A tool the server lists: its definition as listed (name, description, input schema), and the idemkey tool. */
@@ -66,8 +88,9 @@ export interface McpListedTool<D extends McpToolDefinition = McpToolDefinition> 
 const EFFECTS: readonly string[] = Object.values(Effect);
 
 /**
- * Lists every tool of a connected MCP server (all pages) and turns each into a tool for `harness.call`, with an
- * effect from `effects`, from the server's annotations when `trustAnnotations` is set, or `defaultEffect`.
+ * Lists every tool of a connected MCP server (all pages, up to `maxPages`) and turns each into a tool for
+ * `harness.call`, with an effect from `effects`, from the server's annotations when `trustAnnotations` is set, or
+ * `defaultEffect`. A listing that does not end fails with `McpListError`, which names the server.
  *
  * @example
  * const tools = await mcpTools(client, { effects: { create_issue: "keyed" }, keyPrefix: "tracker." });
@@ -80,14 +103,9 @@ export async function mcpTools<D extends McpToolDefinition>(
   if (typeof client !== "object" || client === null || typeof client.listTools !== "function") {
     throw new TypeError("client must be a connected MCP Client (it has no listTools method)");
   }
-  const { effects, trustAnnotations, defaultEffect, keyPrefix, timeoutMs } = resolveOptions(options);
-  const definitions: D[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await client.listTools(cursor === undefined ? undefined : { cursor });
-    definitions.push(...page.tools);
-    cursor = page.nextCursor;
-  } while (cursor !== undefined);
+  const { effects, trustAnnotations, defaultEffect, keyPrefix, timeoutMs, noEffect, maxPages } =
+    resolveOptions(options);
+  const definitions = await listAllTools(client, maxPages);
 
   const listed = new Set(definitions.map((d) => d.name));
   for (const name of Object.keys(effects)) {
@@ -105,7 +123,7 @@ export async function mcpTools<D extends McpToolDefinition>(
         : fromAnnotations !== undefined
           ? [fromAnnotations, "annotations" as const]
           : [defaultEffect, "default" as const];
-    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect, timeoutMs });
+    const tool = mcpTool(client, { name, keyName: keyPrefix + name, effect, timeoutMs, noEffect });
     out[name] = Object.freeze({ definition, tool, effect, effectFrom });
   }
   return out;
@@ -118,9 +136,10 @@ export function annotatedEffect(annotations: McpToolAnnotations | undefined): Ef
   return undefined;
 }
 
-function resolveOptions(
-  options: McpToolsOptions,
-): Required<Omit<McpToolsOptions, "timeoutMs">> & Pick<McpToolsOptions, "timeoutMs"> {
+type Resolved = Required<Omit<McpToolsOptions, "timeoutMs" | "noEffect">> &
+  Pick<McpToolsOptions, "timeoutMs" | "noEffect">;
+
+function resolveOptions(options: McpToolsOptions): Resolved {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
   }
@@ -130,6 +149,7 @@ function resolveOptions(
     defaultEffect = Effect.unguarded,
     keyPrefix = "",
     timeoutMs,
+    noEffect,
   } = options;
   if (typeof effects !== "object" || effects === null)
     throw new TypeError("options.effects must be an object");
@@ -151,5 +171,19 @@ function resolveOptions(
   if (typeof keyPrefix !== "string")
     throw new TypeError(`options.keyPrefix must be a string, got ${typeof keyPrefix}`);
   if (timeoutMs !== undefined) checkNumber("options.timeoutMs", timeoutMs, { exclusive: true });
-  return { effects: { ...effects }, trustAnnotations, defaultEffect, keyPrefix, timeoutMs };
+  if (noEffect !== undefined && typeof noEffect !== "function") {
+    throw new TypeError(
+      `options.noEffect must be a function (error) => boolean | undefined, got ${typeof noEffect}`,
+    );
+  }
+  const maxPages = numberOption("options.maxPages", options.maxPages, 100, { min: 1, integer: true });
+  return {
+    effects: { ...effects },
+    trustAnnotations,
+    defaultEffect,
+    keyPrefix,
+    timeoutMs,
+    noEffect,
+    maxPages,
+  };
 }

@@ -1,29 +1,38 @@
-import { IdemkeyError } from "../../errors/idemkey-error.js";
+import { brand, branded } from "../../errors/brand.js";
+import { ErrorAnswer } from "../../errors/error-answer.js";
 import type { McpCallToolResult } from "../types.js";
 
-/**
- * An MCP server answered a tool call with an error result (`isError: true`): a write outside the allowed root, a
- * missing entity, invalid arguments, an unknown tool. That is the server's answer, not a lost one, so the harness
- * takes it as a failure without effect (`noEffect`) for every effect, `unguarded` included: the result is not
- * recorded, the key is freed, and a later call with the same key reaches the server again. The message carries the
- * result's text for the model. Not retried within one `harness.call`: the model, which reads the message, decides
- * what to do next. Only a lost or timed-out answer leaves an `unguarded` call's outcome unknown.
- */
-export class McpToolError extends IdemkeyError {
-  override name = "McpToolError" as const;
-  /** The MCP tool's name. */
-  readonly tool: string;
-  /** The error result, as the server sent it. */
-  readonly result: McpCallToolResult;
-  readonly retryable = false;
-  /** The server answered: what the harness reads to free the key instead of recording an unknown outcome. */
-  readonly noEffect = true;
+export interface McpToolErrorOptions extends ErrorOptions {
+  /** The server said the call had no effect (`_meta["dev.idemkey/no-effect"]: true`). @default undefined */
+  noEffect?: boolean;
+}
 
-  constructor(tool: string, result: McpCallToolResult, options?: ErrorOptions) {
-    super(`The MCP tool "${tool}" returned an error: ${resultText(result)}`, options);
-    this.tool = tool;
+/**
+ * An MCP server answered a tool call with an error result (`isError: true`), which is not one of `mcpDedupe`'s
+ * refusals. Both SDK lines turn a handler that throws into such a result, so it cannot tell "refused, nothing
+ * happened" from "sent the email, then crashed": it says nothing about the effect (`noEffect` is `undefined`) unless
+ * the server marked it `_meta["dev.idemkey/no-effect"]: true` (then `noEffect` is `true`). The harness then applies
+ * the one rule (docs/integration-contract.md): the tool's declared `noEffect` classifier, which receives this error
+ * (`answer` and `result` are the result), may vouch for it; otherwise an `unguarded` call's outcome is unknown
+ * (`OutcomeUnknownError`, whose `cause` is this error, and the key stays locked) and a `keyed` call is released (the
+ * server dedupes a repeat on the key). Not retried within one `harness.call`: the model reads the message.
+ */
+export class McpToolError extends ErrorAnswer<McpCallToolResult> {
+  override name = "McpToolError";
+  /** The error result, as the server sent it: the same object as `answer`. */
+  readonly result: McpCallToolResult;
+
+  constructor(tool: string, result: McpCallToolResult, options: McpToolErrorOptions = {}) {
+    const { noEffect, ...rest } = options;
+    super(result, { ...rest, tool, text: resultText(result), ...(noEffect === true ? { noEffect } : {}) });
     this.result = result;
   }
+}
+brand(McpToolError, "McpToolError");
+
+/** Whether `error` is an `McpToolError`, from this copy of idemkey or another, in any realm. */
+export function isMcpToolError(error: unknown): error is McpToolError {
+  return branded(error, "McpToolError");
 }
 
 /** The text parts of a tool result, joined and bounded, for an error message. */

@@ -54,9 +54,13 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
    */
   retentionMs?: number;
   /**
-   * Decides whether a result is saved (and replayed to retries) or the key is released so that a retry runs the tool
-   * again. Return `undefined` for the default: save unless it is an error result.
-   * @default (result) => result.isError !== true
+   * Decides whether a result the handler returned is saved (and replayed to retries) or the key is released so that
+   * a retry runs the tool again. Return `undefined` for the default: save every result, error results included, as
+   * Stripe saves every response, since an error result may follow an effect. Return `false` for an error result
+   * your tool answers before doing anything, so that the same call can succeed later; better still, throw an error
+   * with `noEffect: true`, which also tells the client. (Before issue #28 the default released error results.)
+   * @default () => true
+   * @example save: (result) => !(result.isError && result.structuredContent?.code === "invalid_input")
    */
   save?: (result: CallToolResult) => boolean | undefined;
   /**

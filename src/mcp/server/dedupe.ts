@@ -1,10 +1,11 @@
 import { claimKey } from "../../claim/claim.js";
 import type { Claim, Hold } from "../../claim/types.js";
 import { LeaseLostError } from "../../errors/lease-lost-error.js";
+import { hadNoEffect } from "../../harness/retry.js";
 import { canonicalize } from "../../key/canonicalize.js";
 import { sha256Hex } from "../../key/idempotency-key.js";
 import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
-import { REFUSAL_META, REPLAYED_META, Refusal } from "../meta.js";
+import { NO_EFFECT_META, REFUSAL_META, REPLAYED_META, Refusal } from "../meta.js";
 import type { McpCallToolResult } from "../types.js";
 import {
   type McpDedupeOptions,
@@ -34,6 +35,13 @@ export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R ex
  * client turns into `IdempotencyConflictError`); a repeat while the first still runs is refused as in flight, to be
  * retried. Refusals are error results carrying `"dev.idemkey/refusal"` in their `_meta`; the tool does not run.
  *
+ * What the handler answers is saved and replayed, error results included, as Stripe does (`save` overrides it). A
+ * handler that throws may have acted before it threw, so its key is not released for a rerun: it is recorded as
+ * `outcome_unknown` and retries get that refusal (the first caller gets the SDK's error result for the throw).
+ * Only an error that says `noEffect: true` (`throw new ToolCallError("insufficient funds", { noEffect: true })`)
+ * releases the key: the call is answered with an error result carrying its message and `"dev.idemkey/no-effect":
+ * true`, from which `mcpTool` frees its own key too, and the identical call may run later.
+ *
  * For tools registered with an `inputSchema` (whose handler takes `(args, extra)`), on either SDK line: v1's `extra`
  * (`extra._meta`, `extra.authInfo`) and v2's context (`ctx.mcpReq._meta`, `ctx.http.authInfo`) are both read.
  *
@@ -57,6 +65,15 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
     if (typeof handler !== "function") throw new TypeError(`the handler of "${name}" must be a function`);
 
     const refuse = (refusal: Refusal, text: string) => refusalResult(refusal, text) as Result<R>;
+    // Without a key there is nothing to release; a no-effect throw still tells the client so.
+    const run = async (args: A, extra: E): Promise<Result<R>> => {
+      try {
+        return await handler(args, extra);
+      } catch (error) {
+        if (hadNoEffect(error)) return noEffectResult(error) as Result<R>;
+        throw error;
+      }
+    };
     return async function idempotent(args: A, extra: E): Promise<Result<R>> {
       let key: string | undefined;
       try {
@@ -66,7 +83,7 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         throw error;
       }
       if (key === undefined) {
-        if (!required) return handler(args, extra);
+        if (!required) return run(args, extra);
         return refuse(Refusal.keyMissing, `The tool "${name}" needs an idempotency key in _meta.`);
       }
       const who = await scope(extra);
@@ -135,12 +152,19 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
       try {
         result = await handler(args, extra);
       } catch (error) {
-        await release(hold, report);
+        if (hadNoEffect(error)) {
+          await release(hold, report);
+          return noEffectResult(error) as Result<R>;
+        }
+        // The SDK answers a throw with an error result that cannot say whether the tool acted before it threw (an
+        // email sent, then a connection reset): a retry is refused, never run again (step "mark unknown").
+        await markUnknown(hold, report);
         throw error;
       }
       let text: string | undefined;
       try {
-        text = (save(result) ?? result.isError !== true) ? JSON.stringify(result) : undefined;
+        // Stripe's rule: whatever the handler answered, error results included, is the answer a retry gets.
+        text = (save(result) ?? true) ? JSON.stringify(result) : undefined;
       } catch (error) {
         report("save", error);
       }
@@ -159,6 +183,16 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
     };
   };
 
+  async function markUnknown(hold: Hold, report: (phase: "claim", error: unknown) => void): Promise<void> {
+    try {
+      // The write that must happen: left pending, the key would lapse and a retry take it over (refused as well,
+      // unless rerunAfterTakeover, which would run a call that may have acted).
+      await hold.save({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+    } catch (error) {
+      report("claim", error);
+    }
+  }
+
   async function release(hold: Hold, report: (phase: "release", error: unknown) => void): Promise<void> {
     try {
       await hold.release();
@@ -170,8 +204,14 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
 }
 
 const UNKNOWN =
-  "An earlier call with this idempotency key was interrupted while it ran, and it may or may not have taken " +
+  "An earlier call with this idempotency key failed or was interrupted while it ran, and it may or may not have taken " +
   "effect, so it is not run again. Check whether it took effect before calling again with a new key.";
+
+/** The answer to a handler that threw with `noEffect: true`: its message, marked so that the client frees the key. */
+function noEffectResult(error: unknown): McpCallToolResult {
+  const text = error instanceof Error ? error.message : String(error);
+  return { content: [{ type: "text", text }], isError: true, _meta: { [NO_EFFECT_META]: true } };
+}
 
 function refusalResult(refusal: Refusal, text: string): McpCallToolResult {
   return { content: [{ type: "text", text }], isError: true, _meta: { [REFUSAL_META]: refusal } };
