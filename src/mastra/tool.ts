@@ -1,8 +1,10 @@
 import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { defineTool } from "../harness/define-tool.js";
+import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 import { calls } from "./context.js";
+import { rawInputSchema } from "./raw-input.js";
 
 const { createTool } = await importPeer("idemkey/mastra", "@mastra/core", () => import("@mastra/core/tools"));
 
@@ -19,6 +21,7 @@ interface MastraContext {
 interface MastraTool {
   id: string;
   execute?: (input: never, context: never) => Promise<unknown>;
+  inputSchema?: unknown;
   requireApproval?: unknown;
   suspendSchema?: unknown;
 }
@@ -32,6 +35,8 @@ export interface IdempotentMastraToolOptions<I = unknown> {
    * @default all the input
    */
   identity?: (input: I) => unknown;
+  /** Which failures certainly had no effect: see `ToolDefinition.noEffect`. @default none */
+  noEffect?: NoEffect;
   /**
    * The task every call belongs to, from the tool's input and Mastra's execution context. The default is the workflow
    * run id (`context.workflow.runId`), which Mastra keeps in the run's snapshot across suspend, resume and restart;
@@ -45,7 +50,9 @@ export interface IdempotentMastraToolOptions<I = unknown> {
 
 /**
  * A tool made by Mastra's `createTool`, whose `execute` runs through `harness.call`: the same id, description and
- * schemas, each call keyed by the task id, the tool's id and its input. A step that Mastra runs again from its start
+ * schemas, each call keyed by the task id, the tool's id and its input as the model (or the step) sent it, before
+ * the schema fills in defaults (a generated one, `default(() => randomUUID())`, would give every replay a new key);
+ * the tool's `execute` still gets the input as its schema makes it. A step that Mastra runs again from its start
  * (after `suspend()`, on a retry of a failed step, on a restarted run) takes effect once and gets the recorded
  * output. The tool reads its key with `idemkeyContext()` and must return JSON.
  *
@@ -71,7 +78,7 @@ export function idempotentMastraTool<T extends MastraTool>(
     throw new TypeError("tool must be a tool made by createTool() from @mastra/core/tools, with an execute");
   }
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const { effect, identity } = options;
+  const { effect, identity, noEffect } = options;
   const taskIdOf = resolveTaskId(options.taskId);
   const approval = tool.requireApproval;
   if (approval !== undefined && typeof approval !== "boolean" && typeof approval !== "function") {
@@ -87,11 +94,14 @@ export function idempotentMastraTool<T extends MastraTool>(
     name: tool.id,
     effect,
     identity: identity as ((input: unknown) => unknown) | undefined,
+    noEffect,
     run: () => null,
   });
 
   const wrapped = {
     ...tool,
+    // The key is made from the input as sent; the tool's own execute applies the schema to it.
+    inputSchema: rawInputSchema(tool.inputSchema),
     // idemkey asks instead, bound to the key.
     requireApproval: false,
     execute: async (input: unknown, context: MastraContext) => {
@@ -104,6 +114,7 @@ export function idempotentMastraTool<T extends MastraTool>(
         name: base.name,
         effect: base.effect,
         identity: base.identity,
+        noEffect: base.noEffect,
         requiresApproval: ask,
         run: (args, ctx) => calls.run(ctx, () => execute(args, { ...context, abortSignal: ctx.signal })),
       });
