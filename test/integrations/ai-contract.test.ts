@@ -21,19 +21,16 @@ class Declined extends Error {
 }
 
 /**
- * `sendEmail`, whose schema draws a message id when the model leaves it out; it declines while `state.declines`,
+ * `sendEmail`, whose schema draws a message id when the model leaves it out (unless not `generated`); it declines while `state.declines`,
  * and throws after sending while `state.failAfter`.
  */
-function emailTool(out: string, state = { declines: 0, failAfter: 0 }) {
+function emailTool(out: string, state = { declines: 0, failAfter: 0 }, generated = true) {
   const mail = mailer(out);
+  const Email = z.object({ to: z.string(), subject: z.string() });
   return {
     sendEmail: tool({
       description: "Send an email to a customer.",
-      inputSchema: z.object({
-        to: z.string(),
-        subject: z.string(),
-        messageId: z.string().default(() => randomUUID()),
-      }),
+      inputSchema: generated ? Email.extend({ messageId: z.string().default(() => randomUUID()) }) : Email,
       execute: async (input, options) => {
         if (state.declines-- > 0) throw new Declined("mailbox full: nothing sent");
         const done = mail.send(input, idemkeyContext(options)?.idempotencyKey);
@@ -85,7 +82,7 @@ describe("idempotentTools reads errors by the one rule", () => {
   it("a declared no-effect error releases the key: the identical call runs later, once", async () => {
     const out = file();
     const harness = createHarness({ retry: { retries: 0 } });
-    const tools = emailTool(out, { declines: 1, failAfter: 0 });
+    const tools = emailTool(out, { declines: 1, failAfter: 0 }, false);
     const first = await turn(harness, tools, "call_1", "unguarded");
     expect(first.shown).toMatch(/mailbox full/);
     expect(sent(out)).toHaveLength(0);
@@ -96,7 +93,7 @@ describe("idempotentTools reads errors by the one rule", () => {
   it("an undeclared error after the effect is an unknown outcome: the call never runs again", async () => {
     const out = file();
     const harness = createHarness({ retry: { retries: 0 } });
-    const tools = emailTool(out, { declines: 0, failAfter: 1 });
+    const tools = emailTool(out, { declines: 0, failAfter: 1 }, false);
     const first = await turn(harness, tools, "call_1", "unguarded");
     const again = await turn(harness, tools, "call_2", "unguarded");
     expect(sent(out)).toHaveLength(1);
