@@ -251,7 +251,7 @@ describe("idempotentTool with the OpenAI Agents SDK and a scripted model", () =>
     const failed = await flaky.invoke(runContext, JSON.stringify(NOTE));
     expect(String(failed)).toMatch(/An error occurred/);
     expect(await flaky.invoke(runContext, JSON.stringify(NOTE))).toBe("note-1");
-    expect(await flaky.invoke(runContext, JSON.stringify(NOTE))).toMatch(/already done[^]*\n\nnote-1$/);
+    expect(await flaky.invoke(runContext, JSON.stringify(NOTE))).toMatch(/already done[\s\S]*\n\nnote-1$/);
     expect(effects(log)).toHaveLength(1);
   });
 });
