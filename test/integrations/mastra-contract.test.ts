@@ -92,3 +92,63 @@ describe.skipIf(!supported)("idemkey/mastra reads errors by the one rule", () =>
     expect(effects(log)).toHaveLength(1);
   });
 });
+
+describe.skipIf(!supported)("idemkey/mastra tells an agent's model what happened", () => {
+  const taskId = () => "thread-1:msg-1";
+  const CHARGE_KEY = idempotencyKey("thread-1:msg-1", "charge", { paymentId: "pay_881", cents: 4_999 });
+
+  /** One agent turn: the model calls the tool once (under `callId`), then answers; returns what the model was shown. */
+  async function turn(made: object, callId: string) {
+    const { agentWith, REFUND } = await load();
+    const { MockLanguageModelV3 } = await import("ai/test");
+    const { callsStep, textStep } = await import("./fixtures/ai-steps.js");
+    const toolCall = {
+      type: "tool-call" as const,
+      toolCallId: callId,
+      toolName: "tool",
+      input: JSON.stringify(REFUND),
+    };
+    const model = new MockLanguageModelV3({ doGenerate: [callsStep(toolCall as never), textStep] });
+    await agentWith(made, model).generate("Refund it.");
+    const prompt = model.doGenerateCalls.at(-1)!.prompt;
+    return JSON.stringify(prompt.filter((m) => m.role === "tool"));
+  }
+
+  it("a replayed output reaches the model after the replayed text; an unknown outcome as its text", async () => {
+    const { refundTool, chargeTool } = await load();
+    const log = file();
+    const made = refundTool(log, createHarness(), false, taskId);
+    expect(await turn(made, "call_1")).not.toMatch(/already done/);
+    const shown = await turn(made, "call_2");
+    expect(shown).toMatch(/action was already done earlier in this task[\s\S]*?refund-1/);
+    expect(effects(log)).toHaveLength(1);
+
+    const charges = file();
+    const charge = chargeTool(
+      charges,
+      createHarness({ retry: { retries: 0 } }),
+      { declines: 0, failAfter: 1 },
+      taskId,
+    );
+    for (const callId of ["call_3", "call_4"]) {
+      const told = await turn(charge, callId);
+      expect(told).toMatch(/may or may not have taken effect/);
+      expect(told).toContain(CHARGE_KEY);
+    }
+    expect(effects(charges)).toHaveLength(1);
+  });
+
+  it("createHarness({ modelTexts }) replaces both texts", async () => {
+    const { refundTool, chargeTool } = await load();
+    const modelTexts = {
+      replayed: ({ tool }: { tool: string }) => `REPLAYED ${tool}`,
+      outcomeUnknown: ({ key }: { key: string }) => `UNKNOWN ${key}`,
+    };
+    const made = refundTool(file(), createHarness({ modelTexts }), false, taskId);
+    await turn(made, "call_1");
+    expect(await turn(made, "call_2")).toMatch(/REPLAYED refund\\n\\n[\s\S]*?refund-1/);
+    const harness = createHarness({ modelTexts, retry: { retries: 0 } });
+    const charge = chargeTool(file(), harness, { declines: 0, failAfter: 1 }, taskId);
+    expect(await turn(charge, "call_3")).toContain(`UNKNOWN ${CHARGE_KEY}`);
+  });
+});

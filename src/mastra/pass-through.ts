@@ -5,15 +5,16 @@ interface StandardSchema {
 type ValidationResult = { value: unknown } | { issues: readonly unknown[] };
 
 /**
- * The tool's input schema, checking what the model (or the step) sent exactly as before but handing the input on as
- * it came, rather than as the schema fills it: a default the schema generates (`z.string().default(() =>
- * randomUUID())`) would otherwise be drawn anew on every replay and give the call a new key. The wrapped tool keys
- * that input and calls the tool's own `execute`, whose validation then applies the schema as it always did.
+ * A tool's schema, checking a value exactly as before but handing it on as it came, rather than as the schema makes
+ * it: the wrapped tool's own `execute` applies the tool's schemas already. For the input, so that the key is made
+ * from what the model (or the step) sent: a default the schema generates (`z.string().default(() => randomUUID())`)
+ * would otherwise be drawn anew on every replay and give the call a new key. For the output, so that a replayed
+ * output reaches `toModelOutput` as the object the wrapped `execute` returned, which it recognises.
  *
  * Built as Mastra builds its own zod wrapper (`Object.create` over the schema), so that what Mastra reads of a zod
  * schema (its shape, for the model's JSON Schema and its input repairs) is the original's.
  */
-export function rawInputSchema<S>(schema: S): S {
+export function passThrough<S>(schema: S): S {
   if (typeof schema !== "object" || schema === null || !("~standard" in schema)) return schema;
   const standard = (schema as StandardSchema)["~standard"];
   const passthrough = (value: unknown) => (result: ValidationResult) =>
