@@ -57,8 +57,9 @@ export type IdempotencyOptions<
 /**
  * The SDK's `tool()`, with `execute` run through `harness.call` under a key derived from the task id, the tool's
  * name and its input as the model sent it (the call's JSON arguments, before the SDK's parse fills in defaults, which
- * a generated one would make new on every replay; the parsed input where the SDK passes no tool call): a call repeated by a resumed `RunState`, a re-run turn or a replayed run takes effect
- * once, and the repeat gets the recorded output. Everything else (name, description, parameters, `needsApproval`,
+ * a generated one would make new on every replay; the parsed input where the SDK passes no tool call): a call
+ * repeated by a resumed `RunState`, a re-run turn or a replayed run takes effect once, and the repeat gets the
+ * recorded output. Everything else (name, description, parameters, `needsApproval`,
  * `errorFunction`) is the SDK's, unchanged, so the model sees the same tool. `execute` reads its key with
  * `idemkeyContext(details)` and must return JSON (a string, say), which the ledger records.
  *
@@ -112,7 +113,7 @@ export function idempotentTool<
     throw new TypeError("options.errorFunction must be a function or null");
   }
   const texts = modelTextsOf(harness);
-  // Asks the application's own function, or answers as the SDK's default does, for every error but an unknown outcome.
+  // The application's own function (or the SDK's default words) answers every error but an unknown outcome.
   const answerError =
     errorFunction === null
       ? null
