@@ -1,8 +1,12 @@
 import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { defineTool } from "../harness/define-tool.js";
+import { modelTextsOf } from "../harness/model-texts.js";
+import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 import { calls } from "./context.js";
+import { modelOutput } from "./model-output.js";
+import { passThrough } from "./pass-through.js";
 
 const { createTool } = await importPeer("idemkey/mastra", "@mastra/core", () => import("@mastra/core/tools"));
 
@@ -19,6 +23,9 @@ interface MastraContext {
 interface MastraTool {
   id: string;
   execute?: (input: never, context: never) => Promise<unknown>;
+  inputSchema?: unknown;
+  outputSchema?: unknown;
+  toModelOutput?: (output: never) => unknown;
   requireApproval?: unknown;
   suspendSchema?: unknown;
 }
@@ -32,6 +39,8 @@ export interface IdempotentMastraToolOptions<I = unknown> {
    * @default all the input
    */
   identity?: (input: I) => unknown;
+  /** Which failures certainly had no effect: see `ToolDefinition.noEffect`. @default none */
+  noEffect?: NoEffect;
   /**
    * The task every call belongs to, from the tool's input and Mastra's execution context. The default is the workflow
    * run id (`context.workflow.runId`), which Mastra keeps in the run's snapshot across suspend, resume and restart;
@@ -45,7 +54,12 @@ export interface IdempotentMastraToolOptions<I = unknown> {
 
 /**
  * A tool made by Mastra's `createTool`, whose `execute` runs through `harness.call`: the same id, description and
- * schemas, each call keyed by the task id, the tool's id and its input. A step that Mastra runs again from its start
+ * schemas, each call keyed by the task id, the tool's id and its input as the model (or the step) sent it, before
+ * the schema fills in defaults (a generated one, `default(() => randomUUID())`, would give every replay a new key);
+ * the tool's `execute` still gets the input as its schema makes it. An agent's model reads the harness's `modelTexts`:
+ * before the output of a call answered from the ledger (through `toModelOutput`, after the tool's own; an object
+ * output, which a tool with an `outputSchema` returns), and as the error of a call whose outcome is unknown (an
+ * `OutcomeUnknownError` whose `cause` is the harness's). A step that Mastra runs again from its start
  * (after `suspend()`, on a retry of a failed step, on a restarted run) takes effect once and gets the recorded
  * output. The tool reads its key with `idemkeyContext()` and must return JSON.
  *
@@ -71,7 +85,7 @@ export function idempotentMastraTool<T extends MastraTool>(
     throw new TypeError("tool must be a tool made by createTool() from @mastra/core/tools, with an execute");
   }
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const { effect, identity } = options;
+  const { effect, identity, noEffect } = options;
   const taskIdOf = resolveTaskId(options.taskId);
   const approval = tool.requireApproval;
   if (approval !== undefined && typeof approval !== "boolean" && typeof approval !== "function") {
@@ -87,11 +101,21 @@ export function idempotentMastraTool<T extends MastraTool>(
     name: tool.id,
     effect,
     identity: identity as ((input: unknown) => unknown) | undefined,
+    noEffect,
     run: () => null,
   });
 
+  const told = modelOutput(
+    modelTextsOf(harness),
+    tool.id,
+    tool.toModelOutput as ((output: unknown) => unknown) | undefined,
+  );
   const wrapped = {
     ...tool,
+    // The key is made from the input as sent; the tool's own execute applies the schemas.
+    inputSchema: passThrough(tool.inputSchema),
+    outputSchema: passThrough(tool.outputSchema),
+    toModelOutput: told.toModelOutput,
     // idemkey asks instead, bound to the key.
     requireApproval: false,
     execute: async (input: unknown, context: MastraContext) => {
@@ -104,32 +128,41 @@ export function idempotentMastraTool<T extends MastraTool>(
         name: base.name,
         effect: base.effect,
         identity: base.identity,
+        noEffect: base.noEffect,
         requiresApproval: ask,
         run: (args, ctx) => calls.run(ctx, () => execute(args, { ...context, abortSignal: ctx.signal })),
       });
       const signal = context?.abortSignal;
-      if (!ask) return harness.call(taskId, call, input, signal ? { signal } : undefined);
-      const done = await callWithApproval(
-        harness,
-        taskId,
-        call,
-        input,
-        signal,
-        async (request: ApprovalRequest) => {
-          // A tool run as a workflow step finds them under `workflow`, one run by an agent at the top.
-          const resumeData = context?.resumeData ?? context?.workflow?.resumeData;
-          if (resumeData !== undefined) return resumeData;
-          const suspend = context?.suspend ?? context?.workflow?.suspend;
-          if (typeof suspend !== "function") {
-            throw new TypeError(
-              `The tool "${tool.id}" needs approval, and Mastra gave it no suspend() to ask with`,
-            );
-          }
-          await suspend(request);
-          return undefined;
-        },
-      );
-      return done?.value;
+      try {
+        if (!ask) {
+          const done = await harness.callWithOutcome(taskId, call, input, signal ? { signal } : undefined);
+          if (done.replayed) told.replayed(done.value, harness.key(taskId, call, input));
+          return done.value;
+        }
+        const done = await callWithApproval(
+          harness,
+          taskId,
+          call,
+          input,
+          signal,
+          async (request: ApprovalRequest) => {
+            // A tool run as a workflow step finds them under `workflow`, one run by an agent at the top.
+            const resumeData = context?.resumeData ?? context?.workflow?.resumeData;
+            if (resumeData !== undefined) return resumeData;
+            const suspend = context?.suspend ?? context?.workflow?.suspend;
+            if (typeof suspend !== "function") {
+              throw new TypeError(
+                `The tool "${tool.id}" needs approval, and Mastra gave it no suspend() to ask with`,
+              );
+            }
+            await suspend(request);
+            return undefined;
+          },
+        );
+        return done?.value;
+      } catch (error) {
+        throw told.thrown(error);
+      }
     },
   };
   return createTool(wrapped as never) as unknown as T;

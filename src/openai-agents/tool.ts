@@ -7,7 +7,10 @@ import type {
   ToolOutputSchema,
   UnknownContext,
 } from "@openai/agents";
+import { isOutcomeUnknownError } from "../errors/guards.js";
 import { defineTool } from "../harness/define-tool.js";
+import { modelTextsOf } from "../harness/model-texts.js";
+import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 import { attach } from "./context.js";
@@ -38,6 +41,8 @@ export interface OpenAIIdempotentToolOptions<TParameters extends ToolInputParame
    * @default all the (parsed) input
    */
   identity?: (input: ToolExecuteArgument<TParameters>) => unknown;
+  /** Which failures certainly had no effect: see `ToolDefinition.noEffect`. @default none */
+  noEffect?: NoEffect;
 }
 
 /**
@@ -51,10 +56,16 @@ export type IdempotencyOptions<
 
 /**
  * The SDK's `tool()`, with `execute` run through `harness.call` under a key derived from the task id, the tool's
- * name and its parsed input: a call repeated by a resumed `RunState`, a re-run turn or a replayed run takes effect
- * once, and the repeat gets the recorded output. Everything else (name, description, parameters, `needsApproval`,
+ * name and its input as the model sent it (the call's JSON arguments, before the SDK's parse fills in defaults, which
+ * a generated one would make new on every replay; the parsed input where the SDK passes no tool call): a call
+ * repeated by a resumed `RunState`, a re-run turn or a replayed run takes effect once, and the repeat gets the
+ * recorded output. Everything else (name, description, parameters, `needsApproval`,
  * `errorFunction`) is the SDK's, unchanged, so the model sees the same tool. `execute` reads its key with
  * `idemkeyContext(details)` and must return JSON (a string, say), which the ledger records.
+ *
+ * The model reads the harness's `modelTexts`: a call answered from the ledger gets the `replayed` text before a string
+ * output (other outputs reach the model as recorded), and a call whose outcome is unknown answers the `outcomeUnknown`
+ * text through the tool's error function (the application's own `errorFunction` answers every other error).
  *
  * Wrapping `execute` rather than a finished `FunctionTool` is deliberate: the SDK turns a thrown error into text for
  * the model inside the tool, so a wrapper around it would record a transient failure as the call's output.
@@ -84,7 +95,7 @@ export function idempotentTool<
     throw new TypeError("harness must be a harness made by createHarness()");
   }
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const { effect, taskId, identity, execute, ...rest } = options;
+  const { effect, taskId, identity, noEffect, execute, errorFunction, ...rest } = options;
   if (typeof taskId !== "function") {
     throw new TypeError(`options.taskId must be a function of the run context, got ${typeof taskId}`);
   }
@@ -95,12 +106,29 @@ export function idempotentTool<
     name: name || "tool",
     effect,
     identity: identity as ((args: unknown) => unknown) | undefined,
+    noEffect,
     run: () => null,
   });
+  if (errorFunction !== undefined && errorFunction !== null && typeof errorFunction !== "function") {
+    throw new TypeError("options.errorFunction must be a function or null");
+  }
+  const texts = modelTextsOf(harness);
+  // The application's own function (or the SDK's default words) answers every error but an unknown outcome.
+  const answerError =
+    errorFunction === null
+      ? null
+      : (runContext: RunContext<Context>, error: unknown, details?: Details) =>
+          isOutcomeUnknownError(error)
+            ? texts.outcomeUnknown({ tool: made.name, key: error.key })
+            : errorFunction
+              ? errorFunction(runContext, error, details)
+              : "An error occurred while running the tool. Please try again.";
 
   type Input = ToolExecuteArgument<TParameters>;
   const made = tool<TParameters, Context, Result, TOutputSchema>({
     ...rest,
+    // With an output schema and no errorFunction the SDK throws errors into the run: kept so.
+    ...(errorFunction === undefined && rest.outputSchema !== undefined ? {} : { errorFunction: answerError }),
     execute: async (input: Input, runContext?: RunContext<Context>, details?: Details) => {
       if (runContext === undefined) {
         throw new TypeError(`The tool "${made.name}" needs the run context to know its task id`);
@@ -111,16 +139,36 @@ export function idempotentTool<
           `options.taskId must return a non-empty string, got ${id === "" ? "an empty string" : typeof id}`,
         );
       }
+      const sent = sentArguments(details);
       const call = defineTool<Input, unknown>({
         // The SDK's name, as the model sees it: the key must not change when the name is normalised.
         name: made.name,
         effect,
-        identity,
+        // Without a declared identity, the key is what the model sent.
+        identity: identity ?? (sent === undefined ? undefined : () => sent.value),
+        noEffect,
         run: (args, ctx) => execute(args, runContext, attach({ ...details, signal: ctx.signal }, ctx)),
       });
       const signal = details?.signal;
-      return harness.call(id, call, input, signal ? { signal } : undefined);
+      const done = await harness.callWithOutcome(id, call, input, signal ? { signal } : undefined);
+      if (!done.replayed || typeof done.value !== "string" || rest.outputSchema !== undefined) {
+        return done.value;
+      }
+      const text = texts.replayed({ tool: made.name, key: harness.key(id, call, input) });
+      return `${text}\n\n${done.value}`;
     },
   } as ToolOptions<TParameters, Context, TOutputSchema>);
   return made;
+}
+
+/** The arguments of the model's tool call, parsed from its JSON text; `undefined` where the SDK passed no call. */
+function sentArguments(details: Details | undefined): { value: unknown } | undefined {
+  const text = details?.toolCall?.arguments;
+  // An empty text is the SDK's redaction of the arguments, not what the model sent.
+  if (typeof text !== "string" || text.length === 0) return undefined;
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
 }

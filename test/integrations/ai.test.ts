@@ -6,6 +6,7 @@ import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test";
 import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { idemkeyContext, idempotentTools } from "../../src/ai/index.js";
+import { defaultModelTexts } from "../../src/harness/model-texts.js";
 import { createHarness, type HarnessEvent, idempotencyKey, ToolCallError } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { callsStep, INPUT, textStep, toolCall, usage } from "./fixtures/ai-steps.js";
@@ -49,6 +50,10 @@ function toolResults(model: MockLanguageModelV3): { toolCallId: string; output: 
 
 const effects = { sendEmail: "keyed", lookupOrder: "read" } as const;
 
+/** What the model reads of a `sendEmail` call answered from the ledger. */
+const replayedText = (output: string) =>
+  `${defaultModelTexts.replayed({ tool: "sendEmail", key: "" })}\n\n${output}`;
+
 describe("idempotentTools with generateText and the SDK's mock model", () => {
   it("runs the same tool call emitted twice in one step once; both calls get its output", async () => {
     const out = file("jsonl");
@@ -66,10 +71,14 @@ describe("idempotentTools with generateText and the SDK's mock model", () => {
     expect(sent(out)).toEqual([
       { seq: 1, ...INPUT, key: idempotencyKey("chat-9:msg-3", "sendEmail", INPUT) },
     ]);
-    const value = { type: "json", value: { messageId: "msg-1" } };
+    // The second call waited for the first: the model reads that it was done already, then its output.
     expect(toolResults(model)).toEqual([
-      { toolCallId: "call_1", output: value },
-      { toolCallId: "call_2", output: value },
+      { toolCallId: "call_1", output: { type: "json", value: { messageId: "msg-1" } } },
+      { toolCallId: "call_2", output: { type: "text", value: replayedText('{"messageId":"msg-1"}') } },
+    ]);
+    expect(result.steps[0]!.toolResults.map((r) => r.output)).toEqual([
+      { messageId: "msg-1" },
+      { messageId: "msg-1" },
     ]);
   });
 
@@ -92,7 +101,7 @@ describe("idempotentTools with generateText and the SDK's mock model", () => {
     expect(events.map((e) => e.type)).toEqual(["executed", "replayed"]);
     expect(toolResults(model).at(-1)).toEqual({
       toolCallId: "call_b",
-      output: { type: "json", value: { messageId: "msg-1" } },
+      output: { type: "text", value: replayedText('{"messageId":"msg-1"}') },
     });
   });
 
@@ -143,7 +152,7 @@ describe("idempotentTools with generateText and the SDK's mock model", () => {
     expect(sent(out)).toHaveLength(1);
     expect(events.map((e) => e.type)).toEqual(["replayed"]);
     expect(toolResults(model)).toEqual([
-      { toolCallId: "call_y7", output: { type: "json", value: { messageId: "msg-1" } } },
+      { toolCallId: "call_y7", output: { type: "text", value: replayedText('{"messageId":"msg-1"}') } },
     ]);
   });
 
@@ -175,7 +184,6 @@ describe("idempotentTools with generateText and the SDK's mock model", () => {
     const original = appTools(file("jsonl"));
     const wrapped = idempotentTools(createHarness(), original, { taskId: "t", effects });
     expect(Object.keys(wrapped)).toEqual(Object.keys(original));
-    expect(wrapped.sendEmail.inputSchema).toBe(original.sendEmail.inputSchema);
     expect(wrapped.sendEmail.description).toBe(original.sendEmail.description);
     expect(wrapped.askUser).toBe(original.askUser);
     expect(wrapped.sendEmail.execute).not.toBe(original.sendEmail.execute);
@@ -233,7 +241,7 @@ describe("idempotentTools with streamText", () => {
     expect(sent(out)).toHaveLength(1);
     expect(toolResults(model).map((r) => r.output)).toEqual([
       { type: "json", value: { messageId: "msg-1" } },
-      { type: "json", value: { messageId: "msg-1" } },
+      { type: "text", value: replayedText('{"messageId":"msg-1"}') },
     ]);
   });
 });

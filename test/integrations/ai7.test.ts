@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import {
   type Harness,
   type HarnessEvent,
   idempotencyKey,
+  memoryStore,
 } from "../../src/index.js";
 import { needsNode } from "../support/node-version.js";
 import { callsStep, INPUT, textStep, toolCall } from "./fixtures/ai-steps.js";
@@ -88,5 +90,37 @@ describe.skipIf(node.skip)(`idempotentTools with AI SDK 7${node.label}`, () => {
     });
     expect(sent(out)).toHaveLength(1);
     expect(events.map((e) => e.type)).toEqual(["executed", "replayed"]);
+    // The model read the replayed text before the recorded output.
+    const shown = JSON.stringify(model.doGenerateCalls.at(-1)!.prompt.filter((m) => m.role === "tool"));
+    expect(shown).toMatch(/action was already done earlier in this task[\s\S]*?msg-1/);
+  });
+
+  it("keys what the model sent, not a default the schema generates: a restarted app's replay sends once", async () => {
+    const out = file();
+    const ledger = memoryStore();
+    const mail = mailer(out);
+    const tools = {
+      sendEmail: ai!.tool({
+        description: "Send an email to a customer.",
+        inputSchema: z.object({
+          to: z.string(),
+          subject: z.string(),
+          messageId: z.string().default(() => randomUUID()),
+        }),
+        execute: async (input, options) => mail.send(input, idemkeyContext(options)?.idempotencyKey),
+      }),
+    };
+    for (const callId of ["call_1", "call_2"]) {
+      await ai!.generateText({
+        model: new aiTest!.MockLanguageModelV4({ doGenerate: [callsStep(toolCall(callId)), textStep] }),
+        tools: idempotentTools(createHarness({ store: ledger }), tools, {
+          taskId: "job-78",
+          effects: { sendEmail: "keyed" },
+        }),
+        prompt: "Send it.",
+        stopWhen: ai!.isStepCount(3),
+      });
+    }
+    expect(sent(out).map((s) => s.key)).toEqual([idempotencyKey("job-78", "sendEmail", INPUT)]);
   });
 });
