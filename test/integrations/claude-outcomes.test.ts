@@ -8,6 +8,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { z as z3 } from "zod/v3";
 import { idemkeyContext, idempotentSdkTool } from "../../src/claude-agent-sdk/index.js";
 import { createHarness, defaultModelTexts, idempotencyKey, isErrorAnswer } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
@@ -137,6 +138,39 @@ describe("idempotentSdkTool: the key is made of the arguments Claude sent", () =
     expect(texts(outputs[1]).at(-1)).toBe("refund-1");
     // The handler still gets the schema's default.
     expect(seen).toEqual([expect.stringMatching(/^[0-9a-f-]{36}$/)]);
+  });
+
+  it("with a zod 3 shape too: one refund across two processes, the description still listed", async () => {
+    const log = file("jsonl");
+    const db = file("db");
+    const owner = effectLog(log);
+    const refund = () =>
+      tool(
+        "refund",
+        "Refund a payment.",
+        {
+          paymentId: z3.string(),
+          reference: z3
+            .string()
+            .default(() => randomUUID())
+            .describe("Your reference"),
+        },
+        async (args) => text(owner.apply("refund", [args.paymentId, args.reference.length], undefined)),
+      );
+    for (let process = 0; process < 2; process++) {
+      const store = sqliteStore(db);
+      const client = await connect([
+        idempotentSdkTool(createHarness({ store }), refund(), { effect: "keyed", taskId: SESSION }),
+      ]);
+      const [listed] = (await client.listTools()).tools;
+      expect(
+        (listed!.inputSchema.properties as { reference: { description?: string } }).reference.description,
+      ).toBe("Your reference");
+      await client.callTool({ name: "refund", arguments: { paymentId: "pay_9" } });
+      await client.close();
+      await store.close();
+    }
+    expect(effects(log)).toEqual([expect.objectContaining({ seq: 1, input: ["pay_9", 36] })]);
   });
 
   it("lists the tool as the plain one: the same fields, descriptions and defaults", async () => {
