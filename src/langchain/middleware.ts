@@ -21,7 +21,11 @@ export interface IdempotencyMiddlewareOptions {
    * message with `status: "error"` as an `ErrorAnswer` whose `answer` is the message: when it says `true`, the model
    * gets the message unchanged and the same call may run again later; otherwise an `unguarded` call's outcome is
    * unknown (docs/integration-contract.md).
-   * @example effects: { refund: "keyed", pay: { effect: "unguarded", noEffect: (e) => isErrorAnswer(e) && e.answer.content === "insufficient funds" } }
+   * @example
+   * effects: {
+   *   refund: "keyed",
+   *   pay: { effect: "unguarded", noEffect: (e) => isErrorAnswer(e) && (e.answer as ToolMessage).content === "insufficient funds" },
+   * }
    */
   effects: { [tool: string]: Effect | ToolPolicy };
   /**
