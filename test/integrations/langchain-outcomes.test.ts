@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -120,6 +121,31 @@ describe("idempotencyMiddleware: an error message follows the one rule", () => {
       expect(effects(log).map((e) => e.kind)).toEqual(["email"]);
     });
   }
+});
+
+describe("idempotencyMiddleware: the key is made of the arguments the model sent", () => {
+  it("a schema with a generated default, the turn run again in a new agent on the same ledger: one refund", async () => {
+    const log = file("jsonl");
+    const owner = effectLog(log);
+    const seen: string[] = [];
+    const refund = tool(
+      async (input: { paymentId: string; reference: string }) => {
+        seen.push(input.reference);
+        return owner.apply("refund", input.paymentId, undefined);
+      },
+      {
+        name: "refund",
+        description: "Refund a payment.",
+        schema: z.object({ paymentId: z.string(), reference: z.string().default(() => randomUUID()) }),
+      },
+    );
+    const middleware = idempotencyMiddleware(createHarness(), { taskId, effects: { refund: "keyed" } });
+    const turn = oneTurnAgent([refund], [{ name: "refund", args: { paymentId: "pay_9" } }], [middleware]);
+    await turn("t-1");
+    await turn("t-2");
+    expect(effects(log).map((e) => e.seq)).toEqual([1]);
+    expect(seen).toHaveLength(1);
+  });
 });
 
 describe("idempotencyMiddleware: what the model reads", () => {
