@@ -1,9 +1,14 @@
 import type { AnyZodRawShape, InferShape, SdkMcpToolDefinition } from "@anthropic-ai/claude-agent-sdk";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { ToolCallError } from "../errors/tool-call-error.js";
+import { ErrorAnswer } from "../errors/error-answer.js";
+import { isErrorAnswer, isOutcomeUnknownError } from "../errors/guards.js";
 import { defineTool } from "../harness/define-tool.js";
+import { modelTextsOf } from "../harness/model-texts.js";
+import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
+import { replayedResult, textOf, unknownResult } from "./answer.js";
 import { attach } from "./context.js";
+import { rawShape } from "./raw-shape.js";
 
 /** How a wrapped tool's calls are keyed and repeated. */
 export interface IdempotentSdkToolOptions<A> {
@@ -11,7 +16,7 @@ export interface IdempotentSdkToolOptions<A> {
   effect: Effect;
   /**
    * The task every call belongs to: a string when the server is made per session, or a function of the call's
-   * arguments and the handler's `extra`. Take it from the Claude Agent SDK session, which `query()` keeps across
+   * arguments (as Claude sent them, before the schema's defaults) and the handler's `extra`. Take it from the Claude Agent SDK session, which `query()` keeps across
    * `resume` (set it yourself with `options.sessionId`, or read `session_id` from the `system` init message), plus the
    * user turn the session is answering when one session serves many turns. Never a value drawn per process or per
    * query call: a resumed session would not recognise the calls it repeats.
@@ -19,26 +24,31 @@ export interface IdempotentSdkToolOptions<A> {
    */
   taskId: string | ((args: A, extra: unknown) => string);
   /**
-   * The natural identity of a call, as `defineTool`'s `identity`.
-   * @default all the arguments
+   * The natural identity of a call, as `defineTool`'s `identity`. It is given the arguments as Claude sent them:
+   * a field the schema fills with a default is missing when Claude left it out.
+   * @default all the arguments Claude sent
    */
   identity?: (args: A) => unknown;
-}
-
-/** An error result of the tool's own: not recorded, handed back unchanged. */
-class ErrorResult extends ToolCallError {
-  constructor(readonly result: CallToolResult) {
-    super("the tool returned an error result", { retryable: false });
-  }
+  /**
+   * Says which failures certainly had no effect, as `defineTool`'s `noEffect`: matters for an `unguarded` tool,
+   * whose other failures leave the call's outcome unknown and its key locked. An error result (`isError: true`)
+   * arrives as an `ErrorAnswer` whose `answer` is the result; when this says `true`, Claude gets the result
+   * unchanged and the same call may run again later.
+   * @default none: only an error that says `noEffect: true` itself had no effect
+   * @example noEffect: (error) => isErrorAnswer(error) && JSON.stringify(error.answer).includes("insufficient funds")
+   */
+  noEffect?: NoEffect;
 }
 
 /**
- * A tool made with the Claude Agent SDK's `tool()`, whose handler runs through `harness.call`: the same name,
- * description, input schema and annotations, so Claude sees the same tool when `createSdkMcpServer({ tools })`
- * serves it, and each call keyed by the task id, the tool's name and its arguments. A call Claude makes again after a
- * resumed session, a retried turn or a crash takes effect once and gets the recorded result. An error result
- * (`isError: true`) is handed back and not recorded, so the next call runs again with the same key. The handler reads
- * its key with `idemkeyContext(extra)`.
+ * A tool made with the Claude Agent SDK's `tool()`, whose handler runs through `harness.callWithOutcome`: the same
+ * name, description, input schema and annotations, so Claude sees the same tool when `createSdkMcpServer({ tools })`
+ * serves it, and each call keyed by the task id, the tool's name and the arguments Claude sent (before the schema's
+ * defaults, which the handler still gets). A call Claude makes again after a resumed session, a retried turn or a
+ * crash takes effect once and gets the recorded result after the harness's `modelTexts.replayed` text. An error
+ * result (`isError: true`) follows the one rule of docs/integration-contract.md: handed back unchanged when the
+ * call had no effect (a `keyed` tool, or `noEffect` says so), otherwise the outcome is unknown and Claude reads
+ * `modelTexts.outcomeUnknown` in an error result. The handler reads its key with `idemkeyContext(extra)`.
  *
  * @example
  * const server = createSdkMcpServer({ name: "billing", tools: [idempotentSdkTool(harness, refund, { effect: "keyed", taskId: sessionId })] });
@@ -55,44 +65,57 @@ export function idempotentSdkTool<Schema extends AnyZodRawShape>(
     throw new TypeError("definition must be a tool made by tool() from @anthropic-ai/claude-agent-sdk");
   }
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const { effect, identity, taskId } = options;
+  const { effect, identity, taskId, noEffect } = options;
   const taskIdOf = resolveTaskId(taskId);
   const handler = definition.handler as (args: unknown, extra: unknown) => Promise<CallToolResult>;
-  // Validates effect and identity now, once.
+  const raw = rawShape(definition.inputSchema as { [name: string]: unknown });
+  const texts = modelTextsOf(harness);
+  // Validates effect, identity and noEffect now, once.
   const base = defineTool<unknown, unknown>({
     name: definition.name,
     effect,
     identity: identity as ((args: unknown) => unknown) | undefined,
+    noEffect,
     run: () => null,
   });
 
   return {
     ...definition,
+    inputSchema: raw.shape,
     handler: async (args: unknown, extra: unknown): Promise<CallToolResult> => {
       const signal = (extra as { signal?: unknown } | undefined)?.signal;
       const call = defineTool<unknown, CallToolResult>({
         name: base.name,
         effect: base.effect,
         identity: base.identity,
+        noEffect: base.noEffect,
         run: async (input, ctx) => {
           const own =
             typeof extra === "object" && extra !== null
               ? { ...extra, signal: ctx.signal }
               : { signal: ctx.signal };
-          const result = await handler(input, attach(own, ctx));
-          if (result?.isError === true) throw new ErrorResult(result);
+          const result = await handler(await raw.withDefaults(input), attach(own, ctx));
+          if (result?.isError === true) {
+            throw new ErrorAnswer(result, { tool: base.name, text: textOf(result) });
+          }
           return result;
         },
       });
+      const id = taskIdOf(args, extra);
       try {
-        return await harness.call(
-          taskIdOf(args, extra),
+        const { value, replayed } = await harness.callWithOutcome(
+          id,
           call,
           args,
           signal instanceof AbortSignal ? { signal } : undefined,
         );
+        if (!replayed) return value;
+        return replayedResult(value, texts.replayed({ tool: base.name, key: harness.key(id, call, args) }));
       } catch (error) {
-        if (error instanceof ErrorResult) return error.result;
+        if (isErrorAnswer(error)) return error.answer as CallToolResult;
+        if (isOutcomeUnknownError(error)) {
+          return unknownResult(texts.outcomeUnknown({ tool: base.name, key: error.key }));
+        }
         throw error;
       }
     },

@@ -1,25 +1,31 @@
+import type { ToolMessage as Message } from "@langchain/core/messages";
+import { ErrorAnswer } from "../errors/error-answer.js";
+import { isErrorAnswer, isOutcomeUnknownError } from "../errors/guards.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
+import { modelTextsOf } from "../harness/model-texts.js";
 import { Effect, type Harness, type ToolPolicy } from "../harness/types.js";
 import { calls } from "../langgraph/context.js";
 import { defaultTaskId } from "../langgraph/task-id.js";
+import { ToolMessage, textOf, unknownMessage, withReplayedText } from "../langgraph/tool-message.js";
 import { importPeer } from "../peer/import-peer.js";
 
-const { ToolMessage } = await importPeer(
-  "idemkey/langchain",
-  "@langchain/core",
-  () => import("@langchain/core/messages"),
-);
-type ToolMessage = InstanceType<typeof ToolMessage>;
 const { createMiddleware } = await importPeer("idemkey/langchain", "langchain", () => import("langchain"));
 
 export type { ToolPolicy };
 
 export interface IdempotencyMiddlewareOptions {
   /**
-   * The effect (or the effect and identity) of each tool the middleware guards, by name. A tool not named here runs
-   * untouched, so name every tool with a side effect.
-   * @example effects: { refund: "keyed", send_email: { effect: "keyed", identity: (a) => a.to } }
+   * The effect (or the effect, identity and `noEffect` classifier) of each tool the middleware guards, by name. A
+   * tool not named here runs untouched, so name every tool with a side effect. A `noEffect` classifier is given a
+   * message with `status: "error"` as an `ErrorAnswer` whose `answer` is the message: when it says `true`, the model
+   * gets the message unchanged and the same call may run again later; otherwise an `unguarded` call's outcome is
+   * unknown (docs/integration-contract.md).
+   * @example
+   * effects: {
+   *   refund: "keyed",
+   *   pay: { effect: "unguarded", noEffect: (e) => isErrorAnswer(e) && (e.answer as ToolMessage).content === "insufficient funds" },
+   * }
    */
   effects: { [tool: string]: Effect | ToolPolicy };
   /**
@@ -32,19 +38,15 @@ export interface IdempotencyMiddlewareOptions {
   taskId?: (runtime: { configurable?: { [key: string]: unknown }; context?: unknown }) => string;
 }
 
-/** A tool's error answer: handed back to the model, not recorded. */
-class ErrorMessage extends ToolCallError {
-  constructor(readonly answer: ToolMessage) {
-    super("the tool answered with an error", { retryable: false });
-  }
-}
-
 /**
  * LangChain `createAgent` middleware that runs the named tools' calls through `harness.call`, on the agent's
  * tool-call hook (`wrapToolCall`): the tools stay the app's own, and each call is keyed by the task id, the tool's name
- * and its arguments. What is recorded is the tool message's content (and artifact); a repeat gets a new message with
- * that content under its own tool call id. A tool whose answer is a `Command` cannot be recorded and fails; a message
- * with `status: "error"` is handed back and not recorded, so the next call runs again with the same key.
+ * and the arguments the model sent. What is recorded is the tool message's content (and artifact); a repeat gets a
+ * new message under its own tool call id, the harness's `modelTexts.replayed` text before that content. A tool whose
+ * answer is a `Command` cannot be recorded and fails. A message with `status: "error"` follows the one rule of
+ * docs/integration-contract.md: handed back unchanged when the call had no effect (a `keyed` tool, or the policy's
+ * `noEffect` says so); otherwise the outcome is unknown, and the model reads `modelTexts.outcomeUnknown` in an error
+ * message, as it does for a tool that threw.
  *
  * @example
  * const agent = createAgent({ model, tools, checkpointer, middleware: [idempotencyMiddleware(harness, { effects: { refund: "keyed" } })] });
@@ -66,13 +68,14 @@ export function idempotencyMiddleware(harness: Harness, options: IdempotencyMidd
     const policy = typeof entry === "string" ? { effect: entry } : entry;
     if (typeof policy !== "object" || policy === null || !Object.values(Effect).includes(policy.effect)) {
       throw new TypeError(
-        `options.effects.${name} must be one of ${Object.values(Effect).join(", ")} or { effect, identity }`,
+        `options.effects.${name} must be one of ${Object.values(Effect).join(", ")} or { effect, identity, noEffect }`,
       );
     }
     // Validates the identity now, once.
     defineTool({ name, ...policy, run: () => null });
     policies.set(name, policy);
   }
+  const texts = modelTextsOf(harness);
 
   return createMiddleware({
     name: "idemkey",
@@ -97,27 +100,36 @@ export function idempotencyMiddleware(harness: Harness, options: IdempotencyMidd
               { retryable: false },
             );
           }
-          if (answer.status === "error") throw new ErrorMessage(answer);
+          if (answer.status === "error") {
+            throw new ErrorAnswer(answer, { tool: toolCall.name, text: textOf(answer) });
+          }
           return answer.artifact === undefined
             ? { content: answer.content }
             : { content: answer.content, artifact: answer.artifact };
         },
       });
       try {
-        const recorded = await harness.call(
+        const { value: recorded, replayed } = await harness.callWithOutcome(
           id,
           call,
           toolCall.args,
           runtime.signal ? { signal: runtime.signal } : undefined,
         );
-        return new ToolMessage({
+        const message = new ToolMessage({
           content: recorded.content as string,
           tool_call_id: toolCall.id ?? "",
           name: toolCall.name,
+          status: "success",
           ...(recorded.artifact === undefined ? {} : { artifact: recorded.artifact }),
         });
+        if (!replayed) return message;
+        const key = harness.key(id, call, toolCall.args);
+        return withReplayedText(message, texts.replayed({ tool: toolCall.name, key }));
       } catch (error) {
-        if (error instanceof ErrorMessage) return error.answer;
+        if (isErrorAnswer(error)) return error.answer as Message;
+        if (isOutcomeUnknownError(error)) {
+          return unknownMessage(texts.outcomeUnknown({ tool: toolCall.name, key: error.key }), toolCall);
+        }
         throw error;
       }
     },

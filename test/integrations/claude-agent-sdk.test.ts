@@ -8,7 +8,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idemkeyContext, idempotentSdkTool } from "../../src/claude-agent-sdk/index.js";
-import { createHarness, idempotencyKey } from "../../src/index.js";
+import { createHarness, defaultModelTexts, idempotencyKey } from "../../src/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { effectLog, effects } from "./fixtures/effect-log.js";
 
@@ -76,9 +76,18 @@ describe("idempotentSdkTool served by createSdkMcpServer, through a real MCP cli
     expect(effects(log)).toEqual([
       { seq: 1, kind: "refund", input: REFUND, key: idempotencyKey(SESSION, "refund", REFUND) },
     ]);
+    const replayed = defaultModelTexts.replayed({
+      tool: "refund",
+      key: idempotencyKey(SESSION, "refund", REFUND),
+    });
     expect(outputs).toEqual([
       { content: [{ type: "text", text: "refund-1" }] },
-      { content: [{ type: "text", text: "refund-1" }] },
+      {
+        content: [
+          { type: "text", text: replayed },
+          { type: "text", text: "refund-1" },
+        ],
+      },
     ]);
   });
 
@@ -108,7 +117,8 @@ describe("idempotentSdkTool served by createSdkMcpServer, through a real MCP cli
     const first = await client.callTool({ name: "refund", arguments: REFUND });
     expect(first.isError).toBe(true);
     expect(await client.callTool({ name: "refund", arguments: REFUND })).toEqual(text("refund-1"));
-    expect(await client.callTool({ name: "refund", arguments: REFUND })).toEqual(text("refund-1"));
+    const again = (await client.callTool({ name: "refund", arguments: REFUND })) as CallToolResult;
+    expect(again.content.at(-1)).toEqual({ type: "text", text: "refund-1" });
     expect(effects(log)).toHaveLength(1);
     await client.close();
   });

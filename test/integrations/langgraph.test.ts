@@ -9,7 +9,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent, FakeToolCallingModel, humanInTheLoopMiddleware } from "langchain";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createHarness, idempotencyKey } from "../../src/index.js";
+import { createHarness, defaultModelTexts, idempotencyKey } from "../../src/index.js";
 import { idempotencyMiddleware } from "../../src/langchain/index.js";
 import {
   type ApprovalDecision,
@@ -288,9 +288,13 @@ describe("idempotencyMiddleware (idemkey/langchain) on createAgent's tool-call h
       const message = r.messages.find((m) => m.getType() === "tool");
       return [message?.content, (message as { tool_call_id?: string } | undefined)?.tool_call_id];
     });
+    const replayed = defaultModelTexts.replayed({
+      tool: "refund",
+      key: idempotencyKey(JSON.stringify(["t-m", "tools"]), "refund", REFUND),
+    });
     expect(answers).toEqual([
       ["refund-1", "call_1"],
-      ["refund-1", "call_1"],
+      [`${replayed}\n\nrefund-1`, "call_1"],
     ]);
   });
 
