@@ -30,8 +30,20 @@ export interface TakeoverUnknown extends UnknownBase {
   by: "takeover";
 }
 
+/**
+ * A harness call waited for the same call running elsewhere, and when it looked again the record was gone, later
+ * than `retentionMs` after it had last seen it: the other call may have finished (its effect done) and its record
+ * expired meanwhile, so this call does not run the tool afresh.
+ */
+export interface ExpiredUnknown extends UnknownBase {
+  by: "expired";
+  tool: string;
+  /** The harness's `retentionMs`. */
+  retentionMs: number;
+}
+
 /** What an `OutcomeUnknownError` is made from: the key, and who could not tell what happened. */
-export type OutcomeUnknownErrorData = HarnessUnknown | McpUnknown | TakeoverUnknown;
+export type OutcomeUnknownErrorData = HarnessUnknown | McpUnknown | TakeoverUnknown | ExpiredUnknown;
 
 /**
  * An `unguarded` call may or may not have taken effect (it failed after it may have reached the owner, or its
@@ -65,6 +77,13 @@ function compose(data: OutcomeUnknownErrorData): string {
       return (
         `A retry took over the Idempotency-Key ${JSON.stringify(data.key)} after its lease ran out: the handler of ` +
         "the request that held it may have run, so it is not run again (rerunAfterTakeover: false)"
+      );
+    case "expired":
+      return (
+        `The call of "${data.tool}" waited for the same call running elsewhere (key ${data.key}), and its record was ` +
+        `gone when it looked again more than retentionMs (${data.retentionMs} ms) later: that call may have finished, ` +
+        "its effect done, and its record expired meanwhile, so this call does not run the tool again. Check whether it " +
+        "took effect; a later call with the same key runs it anew. Keep retentionMs far above wait.maxDelayMs"
       );
     default:
       return (

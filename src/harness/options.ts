@@ -50,7 +50,11 @@ export interface HarnessOptions {
    * How long a ledger record is kept, in milliseconds, from its last state change (a completed call from its
    * completion). Past it the record is ignored (a later call with the same key runs again) and `purge` removes it.
    * Seven days outlives any agent task's retries and replays (which happen within minutes to hours, or a day for a
-   * task resumed the next morning) while bounding the ledger's size.
+   * task resumed the next morning) while bounding the ledger's size. It must exceed `wait.maxDelayMs` (a
+   * `TypeError` says so), and should exceed it by far: a call waiting for the same call in another process looks
+   * at the ledger about that often, and when it finds the record gone more than `retentionMs` after its last look
+   * (a stalled process), the other call may have finished and expired meanwhile, so it throws
+   * `OutcomeUnknownError` rather than run the tool again.
    * @default 604800000 (7 days)
    */
   retentionMs?: number;
@@ -125,13 +129,12 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
   const clock = fn("clock", options.clock) ?? Date.now;
   const wait = options.wait ?? {};
   if (typeof wait !== "object" || wait === null) throw new TypeError("options.wait must be an object");
+  const retention = renamedOption(options, "retentionMs", "ttlMs");
   const resolved: Resolved = {
     store: options.store ?? memoryStore({ clock }),
     leaseMs: positive("leaseMs", options.leaseMs, 30_000),
     // retentionMs, as the middleware and MCP say: ttlMs is the store's word for one write's expiry (lease + this).
-    retentionMs: numberOption(...renamedOption(options, "retentionMs", "ttlMs"), 7 * 24 * 60 * 60 * 1000, {
-      exclusive: true,
-    }),
+    retentionMs: numberOption(...retention, 7 * 24 * 60 * 60 * 1000, { exclusive: true }),
     ledgerVersion: checkLedgerVersion(options.ledgerVersion),
     retry: resolveRetry(options.retry),
     waitTimeoutMs: nonNegative("wait.timeoutMs", wait.timeoutMs, 120_000),
@@ -153,6 +156,12 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
   }
   if (resolved.waitMaxDelayMs < resolved.waitMinDelayMs) {
     throw new TypeError("options.wait.maxDelayMs must not be less than options.wait.minDelayMs");
+  }
+  if (resolved.retentionMs <= resolved.waitMaxDelayMs) {
+    throw new TypeError(
+      `${retention[0]} (${resolved.retentionMs}) must exceed options.wait.maxDelayMs (${resolved.waitMaxDelayMs}): ` +
+        "a call waiting for the same call elsewhere looks at the ledger that often, and must find its record there",
+    );
   }
   return resolved;
 }

@@ -20,9 +20,10 @@ import { Effect } from "./types.js";
  */
 export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   const { core, tool } = call;
-  const waiting: Waiting = { on: undefined, since: 0, pauseMs: core.waitMinDelayMs };
+  const waiting: Waiting = { on: undefined, since: 0, pauseMs: core.waitMinDelayMs, seenAt: 0 };
   for (;;) {
     call.signal?.throwIfAborted();
+    waiting.seenAt = core.clock();
     const token = randomUUID();
     const park = tool.requiresApproval;
     const data = park ? addEvent(call.data, { type: "approval_requested", at: core.clock() }) : call.data;
@@ -58,7 +59,7 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
             state === "pending" && record.leaseUntil !== null && record.leaseUntil <= core.clock();
           if (lapsed && !fresh) break;
           await pause(call, waiting, state);
-          record = await core.store.get(call.sk);
+          record = await look(call, waiting);
           fresh = false;
           continue;
         }
@@ -77,10 +78,18 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
           if (started) return started.value;
         }
         // Someone else moved the record first: look again.
-        record = await core.store.get(call.sk);
+        record = await look(call, waiting);
         fresh = false;
       }
-      // The record is gone or its lease lapsed: the next claim takes the key.
+      if (record === undefined && core.clock() - waiting.seenAt > core.retentionMs) {
+        throw new OutcomeUnknownError({
+          by: "expired",
+          key: call.key,
+          tool: tool.name,
+          retentionMs: core.retentionMs,
+        });
+      }
+      // The record is gone (released after a final failure) or its lease lapsed: the next claim takes the key.
       endWait(call, waiting, record?.attempts ?? 0);
     } catch (error) {
       // The claim was taken over while this call paused between attempts: look at the ledger anew.
@@ -89,7 +98,26 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   }
 }
 
-type Waiting = { on: "pending" | "awaiting_approval" | undefined; since: number; pauseMs: number };
+/**
+ * A wait in progress. `seenAt`: when the last look that found a record was asked for (this clock, before the store
+ * answered). A record the store no longer returns, looked for within `retentionMs` of then, was deleted (released
+ * after a final failure): one that finished after that look cannot have expired yet. Later than that, it may have
+ * finished, its effect done, and expired meanwhile: the caller is told the outcome is unknown instead of running it.
+ */
+type Waiting = {
+  on: "pending" | "awaiting_approval" | undefined;
+  since: number;
+  pauseMs: number;
+  seenAt: number;
+};
+
+/** The call's record, now; `seenAt` moves when there is one. */
+async function look<A, R>(call: Call<A, R>, waiting: Waiting): Promise<StoreRecord | undefined> {
+  const asked = call.core.clock();
+  const record = await call.core.store.get(call.sk);
+  if (record !== undefined) waiting.seenAt = asked;
+  return record;
+}
 
 function endWait<A, R>(call: Call<A, R>, waiting: Waiting, attempt: number): void {
   if (waiting.on === undefined) return;

@@ -1,6 +1,6 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import { context, SpanKind, SpanStatusCode, trace } from "./api.js";
+import { SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
 
@@ -19,10 +19,7 @@ export function tracedExpress<M extends RequestHandler>(middleware: M, telemetry
     const attributes: Attributes = { "http.request.method": req.method };
     const key = req.get("idempotency-key");
     if (key !== undefined) attributes[Attr.key] = key;
-    const span = meters.tracer.startSpan(`idempotency ${req.method}`, {
-      kind: SpanKind.INTERNAL,
-      attributes,
-    });
+    const span = meters.startSpan(`idempotency ${req.method}`, { kind: SpanKind.INTERNAL, attributes });
     let ran = false;
     let ended = false;
     const end = () => {
@@ -42,8 +39,7 @@ export function tracedExpress<M extends RequestHandler>(middleware: M, telemetry
     };
     res.once("finish", end);
     res.once("close", end);
-    const scoped = trace.setSpan(context.active(), span);
-    return context.with(scoped, () =>
+    return meters.withSpan(span, () =>
       middleware(req, res, (error?: unknown) => {
         ran = error === undefined;
         next(error as never);

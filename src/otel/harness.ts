@@ -70,37 +70,34 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
       [Attr.taskId]: taskId,
       [Attr.effect]: tool.effect,
     };
-    return meters.tracer.startActiveSpan(
-      `execute_tool ${tool.name}`,
-      { kind: SpanKind.INTERNAL, attributes },
-      async (span) => {
-        const state: CallState = { span, executed: false, replayed: false, waited: false, takenOver: false };
-        const scoped: Context = context.active().setValue(CALL, state);
-        try {
-          const outcome = await context.with(scoped, () =>
-            harness.callWithOutcome(taskId, inner, args, callOptions),
-          );
-          finish(meters, state, tool.name, ended(state));
-          return outcome;
-        } catch (error) {
-          const outcome =
-            error instanceof OutcomeUnknownError
-              ? Outcome.outcomeUnknown
-              : error instanceof ApprovalDeniedError
-                ? Outcome.denied
-                : Outcome.failed;
-          if (error instanceof OutcomeUnknownError || error instanceof ApprovalDeniedError) {
-            span.setAttribute(Attr.key, error.key);
-          }
-          span.recordException(error instanceof Error ? error : String(error));
-          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-          finish(meters, state, tool.name, outcome);
-          throw error;
-        } finally {
-          span.end();
+    const span = meters.startSpan(`execute_tool ${tool.name}`, { kind: SpanKind.INTERNAL, attributes });
+    return meters.withSpan(span, async () => {
+      const state: CallState = { span, executed: false, replayed: false, waited: false, takenOver: false };
+      const scoped: Context = context.active().setValue(CALL, state);
+      try {
+        const outcome = await context.with(scoped, () =>
+          harness.callWithOutcome(taskId, inner, args, callOptions),
+        );
+        finish(meters, state, tool.name, ended(state));
+        return outcome;
+      } catch (error) {
+        const outcome =
+          error instanceof OutcomeUnknownError
+            ? Outcome.outcomeUnknown
+            : error instanceof ApprovalDeniedError
+              ? Outcome.denied
+              : Outcome.failed;
+        if (error instanceof OutcomeUnknownError || error instanceof ApprovalDeniedError) {
+          span.setAttribute(Attr.key, error.key);
         }
-      },
-    );
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        finish(meters, state, tool.name, outcome);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
 
   async function call<A, R>(

@@ -21,38 +21,35 @@ export function tracedHono<M extends MiddlewareHandler>(middleware: M, telemetry
     const attributes: Attributes = { "http.request.method": c.req.method };
     const key = c.req.header("idempotency-key");
     if (key !== undefined) attributes[Attr.key] = key;
-    return meters.tracer.startActiveSpan(
-      `idempotency ${c.req.method}`,
-      { kind: SpanKind.INTERNAL, attributes },
-      async (span) => {
-        let ran = false;
-        try {
-          const answer = await middleware(c, async () => {
-            ran = true;
-            await next();
-          });
-          const response = answer instanceof Response ? answer : c.res;
-          const outcome = ran
-            ? Outcome.executed
-            : response.headers.get("idempotent-replayed") === "true"
-              ? Outcome.replayed
-              : Outcome.refused;
-          span.setAttribute("http.response.status_code", response.status);
-          span.setAttribute(Attr.outcome, outcome);
-          if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-          meters.calls.add(1, { [Attr.outcome]: outcome });
-          if (outcome === Outcome.replayed) meters.replays.add(1);
-          return answer;
-        } catch (error) {
-          span.recordException(error instanceof Error ? error : String(error));
-          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-          span.setAttribute(Attr.outcome, Outcome.failed);
-          throw error;
-        } finally {
-          span.end();
-        }
-      },
-    );
+    const span = meters.startSpan(`idempotency ${c.req.method}`, { kind: SpanKind.INTERNAL, attributes });
+    return meters.withSpan(span, async () => {
+      let ran = false;
+      try {
+        const answer = await middleware(c, async () => {
+          ran = true;
+          await next();
+        });
+        const response = answer instanceof Response ? answer : c.res;
+        const outcome = ran
+          ? Outcome.executed
+          : response.headers.get("idempotent-replayed") === "true"
+            ? Outcome.replayed
+            : Outcome.refused;
+        span.setAttribute("http.response.status_code", response.status);
+        span.setAttribute(Attr.outcome, outcome);
+        if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        meters.calls.add(1, { [Attr.outcome]: outcome });
+        if (outcome === Outcome.replayed) meters.replays.add(1);
+        return answer;
+      } catch (error) {
+        span.recordException(error instanceof Error ? error : String(error));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        span.setAttribute(Attr.outcome, Outcome.failed);
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
   }
   return Object.assign(traced, middleware) as unknown as M;
 }

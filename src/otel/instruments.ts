@@ -1,8 +1,13 @@
-import type { Meter, MeterProvider, TracerProvider } from "@opentelemetry/api";
+import type { Meter, MeterProvider, SpanOptions, TracerProvider } from "@opentelemetry/api";
 import { metrics, trace } from "./api.js";
 import { SCOPE } from "./attributes.js";
+import { guard } from "./guard.js";
 
-/** Where `idemkey/otel` sends its spans and metrics. */
+/**
+ * Where `idemkey/otel` sends its spans and metrics. A processor, exporter or instrument of theirs that throws never
+ * changes what a call, a request or a tool call returns: the failure is reported once per kind (starting a span,
+ * writing to one, ending one, counting) as an `IdemkeyWarning`, and the call goes on.
+ */
 export interface TelemetryOptions {
   /**
    * Makes the tracer the spans come from.
@@ -16,7 +21,10 @@ export interface TelemetryOptions {
   meterProvider?: MeterProvider;
 }
 
-/** The tracer and the counters, made once per factory call. */
+/**
+ * The tracer and the counters, made once per factory call; every span and count goes through `guard`, so that a
+ * failing processor, exporter or instrument is reported and never thrown into the call it observes.
+ */
 export function instruments(options: TelemetryOptions | undefined) {
   if (options !== undefined && (typeof options !== "object" || options === null)) {
     throw new TypeError("options must be an object");
@@ -30,23 +38,17 @@ export function instruments(options: TelemetryOptions | undefined) {
   }
   const tracer = (tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const meter: Meter = (meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+  const safe = guard();
+  const counter = (name: string, description: string) =>
+    safe.counter(meter.createCounter(name, { description }), name);
   return {
-    tracer,
-    calls: meter.createCounter("idemkey.calls", {
-      description: "Tool calls that ended, by idemkey.outcome",
-    }),
-    replays: meter.createCounter("idemkey.replays", {
-      description: "Calls answered from a recorded result without running the tool",
-    }),
-    takeovers: meter.createCounter("idemkey.takeovers", {
-      description: "Claims taken over from a process that stopped",
-    }),
-    unknown: meter.createCounter("idemkey.outcome_unknown", {
-      description: "Calls whose outcome became unknown (OutcomeUnknownError)",
-    }),
-    waits: meter.createCounter("idemkey.waits", {
-      description: "Waits for the same call running elsewhere or for an approval",
-    }),
+    startSpan: (name: string, options: SpanOptions) => safe.startSpan(tracer, name, options),
+    withSpan: safe.withSpan,
+    calls: counter("idemkey.calls", "Tool calls that ended, by idemkey.outcome"),
+    replays: counter("idemkey.replays", "Calls answered from a recorded result without running the tool"),
+    takeovers: counter("idemkey.takeovers", "Claims taken over from a process that stopped"),
+    unknown: counter("idemkey.outcome_unknown", "Calls whose outcome became unknown (OutcomeUnknownError)"),
+    waits: counter("idemkey.waits", "Waits for the same call running elsewhere or for an approval"),
   };
 }
 

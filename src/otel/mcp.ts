@@ -33,41 +33,38 @@ export function tracedMcpDedupe<Extra extends McpHandlerExtra>(
       } catch {
         // An invalid key: mcpDedupe refuses the call, and the span says so.
       }
-      return meters.tracer.startActiveSpan(
-        `execute_tool ${name}`,
-        { kind: SpanKind.SERVER, attributes },
-        async (span) => {
-          try {
-            const result = await wrapped(args, extra);
-            const meta = result._meta ?? {};
-            const refusal = meta[REFUSAL_META];
-            // A key taken over from a server that stopped mid-call is refused as outcome-unknown: say so by name.
-            const outcome =
-              refusal === Refusal.outcomeUnknown
-                ? Outcome.outcomeUnknown
-                : refusal !== undefined
-                  ? Outcome.refused
-                  : meta[REPLAYED_META] === true
-                    ? Outcome.replayed
-                    : Outcome.executed;
-            if (refusal !== undefined) span.setAttribute(Attr.refusal, String(refusal));
-            if (outcome === Outcome.outcomeUnknown) meters.unknown.add(1, { [Attr.toolName]: name });
-            if (outcome === Outcome.replayed) meters.replays.add(1, { [Attr.toolName]: name });
-            if (result.isError === true) span.setStatus({ code: SpanStatusCode.ERROR });
-            span.setAttribute(Attr.outcome, outcome);
-            meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: outcome });
-            return result;
-          } catch (error) {
-            span.recordException(error instanceof Error ? error : String(error));
-            span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
-            span.setAttribute(Attr.outcome, Outcome.failed);
-            meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: Outcome.failed });
-            throw error;
-          } finally {
-            span.end();
-          }
-        },
-      );
+      const span = meters.startSpan(`execute_tool ${name}`, { kind: SpanKind.SERVER, attributes });
+      return meters.withSpan(span, async () => {
+        try {
+          const result = await wrapped(args, extra);
+          const meta = result._meta ?? {};
+          const refusal = meta[REFUSAL_META];
+          // A key taken over from a server that stopped mid-call is refused as outcome-unknown: say so by name.
+          const outcome =
+            refusal === Refusal.outcomeUnknown
+              ? Outcome.outcomeUnknown
+              : refusal !== undefined
+                ? Outcome.refused
+                : meta[REPLAYED_META] === true
+                  ? Outcome.replayed
+                  : Outcome.executed;
+          if (refusal !== undefined) span.setAttribute(Attr.refusal, String(refusal));
+          if (outcome === Outcome.outcomeUnknown) meters.unknown.add(1, { [Attr.toolName]: name });
+          if (outcome === Outcome.replayed) meters.replays.add(1, { [Attr.toolName]: name });
+          if (result.isError === true) span.setStatus({ code: SpanStatusCode.ERROR });
+          span.setAttribute(Attr.outcome, outcome);
+          meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: outcome });
+          return result;
+        } catch (error) {
+          span.recordException(error instanceof Error ? error : String(error));
+          span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+          span.setAttribute(Attr.outcome, Outcome.failed);
+          meters.calls.add(1, { [Attr.toolName]: name, [Attr.outcome]: Outcome.failed });
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
     };
   };
 }

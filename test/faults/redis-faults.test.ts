@@ -1,10 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import { Hono } from "hono";
 import { Redis } from "ioredis";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { StoreError } from "../../src/errors/index.js";
-import { createHarness, defineTool, OutcomeUnknownError } from "../../src/index.js";
+import { LeaseLostError, StoreError } from "../../src/errors/index.js";
+import { idempotency } from "../../src/hono/index.js";
+import { createHarness, defineTool, OutcomeUnknownError, type Store } from "../../src/index.js";
+import type { IdempotencyErrorEvent } from "../../src/owner/options.js";
 import { type RedisClientLike, redisStore } from "../../src/redis/index.js";
 import { effectLog } from "../support/effect-log.js";
 import { type FaultProxy, faultProxy } from "../support/fault-proxy.js";
@@ -144,5 +147,112 @@ suite("case 3: a client whose clock runs ahead cannot take over a live lease (le
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+/**
+ * Issue 28, case 10b: what the README's "saves land across an outage shorter than 2 × leaseMs" means on Redis paused
+ * (SIGSTOP) longer than the lease, through Hono's real request path. The pause starts inside the handler, so the
+ * save is sent to a server that does not answer; ioredis keeps the command and sends it when the server answers again.
+ */
+suite("case 10b: a save pending while Redis is paused longer than the lease", () => {
+  const charge = async (app: Hono, key: string): Promise<Response> =>
+    app.request("/charges", {
+      method: "POST",
+      headers: { "content-type": "application/json", "idempotency-key": key },
+      body: JSON.stringify({ cents: 5 }),
+    });
+  /** Redis on a store of its own prefix, and every store operation of the test counted as it is sent. */
+  const pausedStore = () => {
+    const store = redisStore(client(server.port), { prefix: `{faults}:10b-${randomUUID()}:` });
+    const claimsSent: (() => void)[] = [];
+    const counted: Store = {
+      ...store,
+      claim: (key, input) => {
+        claimsSent.shift()?.();
+        return store.claim(key, input);
+      },
+    };
+    /** Resolves when the next claim is sent to the server. */
+    const nextClaimSent = () => new Promise<void>((resolve) => claimsSent.push(resolve));
+    return { store: counted, nextClaimSent };
+  };
+
+  it("lands when nobody took the key over: the retry after the pause is a replay, the handler ran once", async () => {
+    const leaseMs = 1_000;
+    const { store } = pausedStore();
+    const errors: IdempotencyErrorEvent[] = [];
+    const key = `k-10b-lands-${randomUUID()}`;
+    const app = new Hono();
+    app.post(
+      "/charges",
+      idempotency({ store, scope: "single-tenant", leaseMs, onError: (e) => errors.push(e) }),
+      async (c) => {
+        log.effect(key);
+        server.pause();
+        return c.json({ charge: "ch_1" }, 201);
+      },
+    );
+    const first = charge(app, key);
+    try {
+      while (log.count(key) === 0) await sleep(5);
+      // Longer than the lease, shorter than saveRetryMs (2 × leaseMs).
+      await sleep(1.5 * leaseMs);
+    } finally {
+      server.resume();
+    }
+    expect((await first).status).toBe(201);
+    const retry = await charge(app, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await retry.json()).toEqual({ charge: "ch_1" });
+    expect(log.count(key)).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
+  it("a retry whose claim reached Redis before the holder's renewal takes the key over: 409 outcome-unknown, the save is lost (LeaseLostError), the handler ran once", async () => {
+    const leaseMs = 2_000;
+    const { store, nextClaimSent } = pausedStore();
+    const errors: IdempotencyErrorEvent[] = [];
+    const key = `k-10b-taken-${randomUUID()}`;
+    const app = new Hono();
+    let retry: Promise<Response> | undefined;
+    app.post(
+      "/charges",
+      idempotency({ store, scope: "single-tenant", leaseMs, onError: (e) => errors.push(e) }),
+      async (c) => {
+        log.effect(key);
+        server.pause();
+        // The client gives up waiting and retries while the server is paused: its claim is sent before the
+        // holder's next renewal (a third of the lease after the claim) and before the save.
+        const sent = nextClaimSent();
+        retry = charge(app, key);
+        await sent;
+        return c.json({ charge: "ch_1" }, 201);
+      },
+    );
+    const first = charge(app, key);
+    try {
+      while (retry === undefined) await sleep(5);
+      // Longer than the lease, shorter than saveRetryMs: by Redis's clock the lease has run out when it answers.
+      await sleep(1.5 * leaseMs);
+    } finally {
+      server.resume();
+    }
+    expect((await first).status).toBe(201);
+    const taken = await retry!;
+    expect(taken.status).toBe(409);
+    expect(((await taken.json()) as { type: string }).type).toBe(
+      "https://idemkey.dev/problems/outcome-unknown",
+    );
+    // Every later retry gets the same answer: the handler never runs twice for the key.
+    expect((await charge(app, key)).status).toBe(409);
+    expect(log.count(key)).toBe(1);
+    // The first request's response was not saved, and onError says so; the takeover is reported as well.
+    await expect.poll(() => errors.some((e) => e.error instanceof LeaseLostError)).toBe(true);
+    expect(errors.find((e) => e.error instanceof LeaseLostError)?.phase).toMatch(/^(save|renew)$/);
+    expect(errors.filter((e) => !(e.error instanceof LeaseLostError))).toEqual([
+      expect.objectContaining({ phase: "claim", error: expect.any(OutcomeUnknownError) }),
+    ]);
   });
 });

@@ -3,16 +3,24 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { context, propagation, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  MeterProvider,
+  MetricReader,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from "@opentelemetry/sdk-metrics";
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import express from "express";
 import { Hono } from "hono";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
@@ -35,6 +43,7 @@ import {
   tracedMcpDedupe,
 } from "../../src/otel/index.js";
 import { baseUrl, listen } from "../owner/apps.js";
+import { effectLog } from "../support/effect-log.js";
 
 /** Collects on demand: the test reads the counters after the calls, no export timer. */
 class OnDemandReader extends MetricReader {
@@ -427,5 +436,233 @@ describe("tracedExpress", () => {
       ["replayed", 201, "k-express-1"],
       ["refused", 422, "k-express-1"],
     ]);
+  });
+});
+
+/** Where a broken telemetry pipeline throws: a span processor when a span starts or ends, or a meter's instrument. */
+const BREAKS = ["span start", "span end", "exporter", "instrument"] as const;
+type Break = (typeof BREAKS)[number];
+
+/**
+ * A real SDK pipeline that throws at `where`: a span processor whose `onStart` or `onEnd` throws, or a meter whose
+ * view's attribute processor throws inside every `counter.add`.
+ */
+function brokenTelemetry(where: Break) {
+  const fail = (what: string) => () => {
+    throw new Error(`telemetry down: ${what}`);
+  };
+  const processor: SpanProcessor = {
+    onStart: where === "span start" ? fail("onStart") : () => {},
+    onEnd: where === "span end" ? fail("onEnd") : () => {},
+    forceFlush: async () => {},
+    shutdown: async () => {},
+  };
+  // An exporter that throws, behind the SDK's own processor and a metric reader that exports every 50 ms.
+  const exporter: SpanExporter & PushMetricExporter = {
+    export: fail("export"),
+    shutdown: async () => {},
+    forceFlush: async () => {},
+  };
+  const tracerProvider = new BasicTracerProvider({
+    spanProcessors: [where === "exporter" ? new SimpleSpanProcessor(exporter) : processor],
+  });
+  const meterProvider = new MeterProvider({
+    readers: [
+      where === "exporter"
+        ? new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 50, exportTimeoutMillis: 40 })
+        : new OnDemandReader(),
+    ],
+    views:
+      where === "instrument"
+        ? [{ instrumentName: "*", attributesProcessors: [{ process: fail("instrument") }] }]
+        : [],
+  });
+  return { tracerProvider, meterProvider };
+}
+
+/**
+ * The IdemkeyWarnings emitted from now on, heard as an application would (`process.on("warning")`). Node's own
+ * listener, which prints every warning to stderr, is set aside meanwhile, as `--no-warnings` does, so that the
+ * expected warnings leave stderr quiet; `stop` (also run after each test) puts it back.
+ */
+function idemkeyWarnings() {
+  const seen: string[] = [];
+  const others = process.listeners("warning");
+  process.removeAllListeners("warning");
+  const listener = (warning: Error) => {
+    if (warning.name === "IdemkeyWarning") seen.push(warning.message);
+  };
+  process.on("warning", listener);
+  let stopped = false;
+  const stop = async () => {
+    // Warnings are emitted on the next tick: wait for them before reading.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (stopped) return seen;
+    stopped = true;
+    process.off("warning", listener);
+    for (const other of others) process.on("warning", other);
+    return seen;
+  };
+  stopWarnings = stop;
+  return { seen, stop };
+}
+let stopWarnings: (() => Promise<unknown>) | undefined;
+afterEach(async () => {
+  await stopWarnings?.();
+  stopWarnings = undefined;
+});
+
+/**
+ * One IdemkeyWarning for the whole test, however many calls met the failure; none for an exporter, whose failures
+ * the SDK's processors and readers catch themselves (its global error handler), so they never reach the call.
+ */
+function expectOneWarning(seen: string[], where: Break): void {
+  if (where === "exporter") {
+    expect(seen).toEqual([]);
+    return;
+  }
+  expect(seen).toHaveLength(1);
+  expect(seen[0]).toMatch(/^idemkey: .*telemetry down/);
+}
+
+describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (where) => {
+  it("tracedHarness: the call returns its value, the effect happens once, a replay returns it, one warning", async () => {
+    const effects = effectLog("otel-harness");
+    const warnings = idemkeyWarnings();
+    try {
+      const send = defineTool({
+        name: "send_email",
+        effect: "keyed",
+        run: (args: { to: string }, ctx) => {
+          effects.effect(ctx.idempotencyKey);
+          return { sent: args.to };
+        },
+      });
+      const harness = tracedHarness({ store: memoryStore() }, brokenTelemetry(where));
+      expect(await harness.call("task-b", send, { to: "ada" })).toEqual({ sent: "ada" });
+      expect(await harness.call("task-b", send, { to: "ada" })).toEqual({ sent: "ada" });
+      expect(await harness.callWithOutcome("task-b", send, { to: "ada" })).toMatchObject({
+        value: { sent: "ada" },
+        replayed: true,
+      });
+      expect(effects.count(idempotencyKey("task-b", "send_email", { to: "ada" }))).toBe(1);
+    } finally {
+      effects.cleanup();
+    }
+    const seen = await warnings.stop();
+    expectOneWarning(seen, where);
+  });
+
+  it("tracedMcpDedupe: the tool call answers, the handler runs once, a replay answers, one warning", async () => {
+    const effects = effectLog("otel-mcp");
+    const warnings = idemkeyWarnings();
+    const server = new McpServer({ name: "notes", version: "1.0.0" });
+    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), brokenTelemetry(where));
+    server.registerTool(
+      "add_note",
+      { inputSchema: { text: z.string() } },
+      idempotent("add_note", async ({ text }) => {
+        effects.effect(text);
+        return { content: [{ type: "text", text: `noted: ${text}` }] };
+      }),
+    );
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(clientSide);
+    const send = () =>
+      client.callTool({
+        name: "add_note",
+        arguments: { text: "hi" },
+        _meta: { [IDEMPOTENCY_KEY_META]: "k-b" },
+      });
+    try {
+      const first = await send();
+      const replay = await send();
+      expect(first.isError).toBeFalsy();
+      expect(first.content).toEqual([{ type: "text", text: "noted: hi" }]);
+      expect(replay.content).toEqual(first.content);
+      expect(replay._meta?.[REPLAYED_META]).toBe(true);
+      expect(effects.count("hi")).toBe(1);
+    } finally {
+      await client.close();
+      effects.cleanup();
+    }
+    const seen = await warnings.stop();
+    expectOneWarning(seen, where);
+  });
+
+  it("tracedHono: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
+    const effects = effectLog("otel-hono");
+    const warnings = idemkeyWarnings();
+    const app = new Hono();
+    app.post(
+      "/charges",
+      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), brokenTelemetry(where)),
+      async (c) => {
+        effects.effect("charge");
+        return c.json({ charge: "ch_1" }, 201);
+      },
+    );
+    const post = () =>
+      app.request("/charges", {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "k-hono-b" },
+        body: JSON.stringify({ cents: 5 }),
+      });
+    try {
+      const first = await post();
+      const replay = await post();
+      expect(first.status).toBe(201);
+      expect(await first.json()).toEqual({ charge: "ch_1" });
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      expect(effects.count("charge")).toBe(1);
+    } finally {
+      effects.cleanup();
+    }
+    const seen = await warnings.stop();
+    expectOneWarning(seen, where);
+  });
+
+  it("tracedExpress: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
+    const effects = effectLog("otel-express");
+    const warnings = idemkeyWarnings();
+    const app = express();
+    app.post(
+      "/charges",
+      tracedExpress(
+        expressIdempotency({ store: memoryStore(), scope: "single-tenant" }),
+        brokenTelemetry(where),
+      ),
+      (_req, res) => {
+        effects.effect("charge");
+        res.status(201).json({ charge: "ch_1" });
+      },
+    );
+    const server = await listen(app);
+    const post = () =>
+      fetch(`${baseUrl(server)}/charges`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": "k-express-b" },
+        body: JSON.stringify({ cents: 5 }),
+      });
+    try {
+      const first = await post();
+      expect(first.status).toBe(201);
+      expect(await first.json()).toEqual({ charge: "ch_1" });
+      const replay = await post();
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("idempotent-replayed")).toBe("true");
+      await replay.arrayBuffer();
+      expect(effects.count("charge")).toBe(1);
+    } finally {
+      server.close();
+      effects.cleanup();
+    }
+    // The span ends when the response has finished, after the client read it.
+    if (where !== "exporter") await expect.poll(() => warnings.seen.length).toBe(1);
+    const seen = await warnings.stop();
+    expectOneWarning(seen, where);
   });
 });

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { nodeSqlite } from "../../src/node-sqlite/driver.js";
 import { nodeSqliteStore } from "../../src/node-sqlite/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { processBudget } from "../support/budget.js";
 import { testStore } from "./contract.js";
+import { testAppTransaction } from "./sqlite-app-transaction.js";
 import { testSqliteHotPath } from "./sqlite-hot-path.js";
 import { expectTwoProcessRace } from "./sqlite-race.js";
 
@@ -22,6 +24,13 @@ if (has) {
   testStore("node:sqlite (file)", (clock) => nodeSqliteStore(join(dir, "contract.db"), { clock }));
   testStore("node:sqlite (:memory:)", (clock) => nodeSqliteStore(":memory:", { clock, table: "in_memory" }));
   testSqliteHotPath("nodeSqliteStore", dir, (path, options) => nodeSqliteStore(path, options));
+  testAppTransaction("nodeSqliteStore", () => {
+    const db = new nodeSqlite!.DatabaseSync(":memory:");
+    return {
+      app: { exec: (sql) => db.exec(sql), rows: (sql) => db.prepare(sql).all(), close: () => db.close() },
+      store: nodeSqliteStore(db),
+    };
+  });
 }
 
 describe.skipIf(!has)(`nodeSqliteStore${why}`, () => {

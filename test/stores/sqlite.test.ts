@@ -7,6 +7,7 @@ import { SchemaVersionError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { listStatement } from "../../src/sqlite/list.js";
 import { testStore } from "./contract.js";
+import { testAppTransaction } from "./sqlite-app-transaction.js";
 import { testSqliteHotPath } from "./sqlite-hot-path.js";
 import { expectTwoProcessRace } from "./sqlite-race.js";
 
@@ -16,6 +17,13 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 testStore("sqlite (file)", (clock) => sqliteStore(join(dir, "contract.db"), { clock }));
 testStore("sqlite (:memory:)", (clock) => sqliteStore(":memory:", { clock, table: "records_in_memory" }));
 testSqliteHotPath("sqliteStore", dir, (path, options) => sqliteStore(path, options));
+testAppTransaction("sqliteStore", () => {
+  const db = new BetterSqlite3(":memory:");
+  return {
+    app: { exec: (sql) => db.exec(sql), rows: (sql) => db.prepare(sql).all(), close: () => db.close() },
+    store: sqliteStore(db),
+  };
+});
 
 describe("sqliteStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
