@@ -37,8 +37,10 @@ const seen = new WeakMap<object, Map<string, number>>();
 /**
  * `step.run` around `harness.call`: a step whose tool gets the key of the event id and the step id, never the run
  * id or the attempt, so every execution Inngest makes of the step, in any worker, forwards the same
- * `ctx.idempotencyKey`. An `unguarded` tool that may have taken effect fails the step with a `NonRetriableError`
- * (Inngest does not retry it) whose `cause` is the `OutcomeUnknownError`.
+ * `ctx.idempotencyKey`. A failure no retry can fix (an `unguarded` tool that may have taken effect, a result JSON
+ * cannot hold, a denied approval, a `TypeError`, any error that says `retryable: false`) fails the step with a
+ * `NonRetriableError` (Inngest does not retry it) whose `cause` is the original error, `idemkeyError` its name and
+ * `idemkeyKey` the key.
  *
  * @example
  * inngest.createFunction({ id: "charge-order", triggers: [{ event: "order/placed" }] }, async (ctx) =>
@@ -75,7 +77,11 @@ export async function run<A, R, C extends InngestContext>(
   return (await ctx.step.run(id, () =>
     callInStep(harness, tool, args, {
       identity,
-      final: (error) => new NonRetriableError(error.message, { cause: error }),
+      final: (failure) =>
+        Object.assign(new NonRetriableError(failure.message, { cause: failure.error }), {
+          idemkeyError: failure.name,
+          idemkeyKey: failure.key,
+        }),
     }),
   )) as R;
 }
