@@ -30,6 +30,16 @@ export interface FinalFailure {
   readonly key: string | undefined;
 }
 
+/**
+ * The failure's message, naming its key when it does not already: for an engine that keeps only an error's
+ * message (Inngest and the Workflow DevKit serialize the name, message, stack and cause), so that whoever reads
+ * the failed run finds the record to resolve.
+ */
+export function messageWithKey(failure: FinalFailure): string {
+  const { message, key } = failure;
+  return key === undefined || message.includes(key) ? message : `${message} (idemkey key ${key})`;
+}
+
 /** What `callInStep` needs from an adapter: the step's identity and how its engine spells "do not retry". */
 export interface StepCall {
   identity: StepIdentity;

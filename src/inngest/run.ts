@@ -1,4 +1,4 @@
-import { callInStep, checkHarness, checkTool } from "../engines/call-in-step.js";
+import { callInStep, checkHarness, checkTool, messageWithKey } from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 
@@ -39,8 +39,9 @@ const seen = new WeakMap<object, Map<string, number>>();
  * id or the attempt, so every execution Inngest makes of the step, in any worker, forwards the same
  * `ctx.idempotencyKey`. A failure no retry can fix (an `unguarded` tool that may have taken effect, a result JSON
  * cannot hold, a denied approval, a `TypeError`, any error that says `retryable: false`) fails the step with a
- * `NonRetriableError` (Inngest does not retry it) whose `cause` is the original error, `idemkeyError` its name and
- * `idemkeyKey` the key.
+ * `NonRetriableError` (Inngest does not retry it) whose `cause` is the original error and whose message names the
+ * key (in the worker, `idemkeyError` and `idemkeyKey` carry them too; Inngest's run keeps the name, message and
+ * cause).
  *
  * @example
  * inngest.createFunction({ id: "charge-order", triggers: [{ event: "order/placed" }] }, async (ctx) =>
@@ -78,7 +79,7 @@ export async function run<A, R, C extends InngestContext>(
     callInStep(harness, tool, args, {
       identity,
       final: (failure) =>
-        Object.assign(new NonRetriableError(failure.message, { cause: failure.error }), {
+        Object.assign(new NonRetriableError(messageWithKey(failure), { cause: failure.error }), {
           idemkeyError: failure.name,
           idemkeyKey: failure.key,
         }),

@@ -41,6 +41,18 @@ const unguardedTool = defineTool({
   run: (args: { amount: number }) => charge(owner.url, "/unguarded", args.amount, undefined),
 });
 
+/** Charges, then returns what JSON cannot hold: the ledger closes the key ("will not run again for this key"). */
+let bigintRuns = 0;
+const bigintTool = defineTool({
+  name: "chargeBigint",
+  effect: "keyed",
+  run: async (args: { amount: number }, ctx) => {
+    bigintRuns += 1;
+    const receipt = await charge(owner.url, "/charges", args.amount, ctx.idempotencyKey);
+    return { ...receipt, cents: BigInt(args.amount) };
+  },
+});
+
 const inngest = new Inngest({ id: "idemkey-test" });
 const amountOf = (event: { data: unknown }) => (event.data as { amount: number }).amount;
 const trigger = { triggers: [{ event: "order/placed" }] };
@@ -65,6 +77,9 @@ const minted = inngest.createFunction({ id: "minted", ...trigger }, async ({ eve
 const unguarded = inngest.createFunction({ id: "unguarded", ...trigger }, async (ctx) =>
   run(ctx, harness, unguardedTool, { amount: amountOf(ctx.event) }),
 );
+const bigint = inngest.createFunction({ id: "bigint", ...trigger }, async (ctx) =>
+  run(ctx, harness, bigintTool, { amount: amountOf(ctx.event) }),
+);
 const unguardedBare = inngest.createFunction({ id: "unguarded-bare", ...trigger }, async ({ event, step }) =>
   step.run("charge", () => charge(owner.url, "/unguarded", amountOf(event), undefined)),
 );
@@ -73,11 +88,11 @@ const unguardedBare = inngest.createFunction({ id: "unguarded-bare", ...trigger 
  * Executes the run for one event with the owner losing the reply of its first effect, then, while the step
  * failed with an error Inngest retries, executes it again (up to 3 executions).
  */
-async function executeWithRetry(fn: InngestTestEngine.Options["function"], amount: number) {
+async function executeWithRetry(fn: InngestTestEngine.Options["function"], amount: number, loseReply = true) {
   const event = { id: `evt-${randomUUID()}`, name: "order/placed", data: { amount } };
   const before = owner.effects().length;
   drop.clear();
-  drop.add(before + 1);
+  if (loseReply) drop.add(before + 1);
   const engine = new InngestTestEngine({ function: fn, events: [event] });
   const errors: { name?: string; message?: string }[] = [];
   let result: unknown;
@@ -134,6 +149,22 @@ describe("idemkey/inngest in @inngest/test", () => {
   it("(without idemkey) the same unguarded step executed again: two effects", async () => {
     const { effects } = await executeWithRetry(unguardedBare, 1005);
     expect(effects).toHaveLength(2);
+  });
+
+  it("a keyed tool whose result is not JSON: one execution, NonRetriableError with the cause and the key", async () => {
+    const runsBefore = bigintRuns;
+    const { eventId, errors, effects } = await executeWithRetry(bigint, 1006, false);
+    expect(bigintRuns - runsBefore).toBe(1);
+    expect(effects).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringContaining("is not a JSON value"),
+    });
+    const cause = (errors[0] as { cause?: { name?: string } }).cause;
+    expect(cause?.name).toBe("CanonicalizationError");
+    const key = idempotencyKey(eventId, "chargeBigint", { amount: 1006 }, { step: "chargeBigint" });
+    expect(errors[0]?.message).toContain(key);
   });
 
   it("an event without an id is a TypeError asking for options.taskId", async () => {
