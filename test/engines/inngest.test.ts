@@ -53,7 +53,10 @@ const bigintTool = defineTool({
   },
 });
 
-const inngest = new Inngest({ id: "idemkey-test" });
+/** Inngest logs every failed step to stderr; these failures are the ones the tests expect. */
+const silent = () => {};
+const quiet = { info: silent, warn: silent, error: silent, debug: silent };
+const inngest = new Inngest({ id: "idemkey-test", logger: quiet, internalLogger: quiet });
 const amountOf = (event: { data: unknown }) => (event.data as { amount: number }).amount;
 const trigger = { triggers: [{ event: "order/placed" }] };
 const withIdemkey = inngest.createFunction({ id: "with-idemkey", ...trigger }, async (ctx) =>
