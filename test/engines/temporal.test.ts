@@ -19,8 +19,9 @@ import { charge, type Owner, startOwner } from "./owner.js";
 /**
  * Temporal's server cannot run here (the test server and the dev server are binaries @temporalio/testing downloads
  * on first use), so these tests run the activities in the official MockActivityEnvironment and play the server's
- * part themselves: a failed attempt that the retry policy would retry is run again with the same workflow id and
- * activity id and the next attempt number, which is what the server schedules.
+ * part themselves: a failed attempt that the retry policy would retry is run again with the same workflow id, run
+ * id and activity id and the next attempt number, which is what the server schedules; a new run (continue-as-new, a
+ * cron run) keeps the workflow id and starts its activity ids at 1 again under a new run id.
  */
 const dir = mkdtempSync(join(tmpdir(), "idemkey-temporal-"));
 let owner: Owner;
