@@ -86,10 +86,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-async function invoke(ingress: string, handler: string, amount: number) {
+async function invoke(ingress: string, handler: string, amount: number, idempotencyKey?: string) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
   const res = await fetch(`${ingress}/payments/${handler}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers,
     body: JSON.stringify(amount),
   });
   const text = await res.text();
@@ -143,6 +145,25 @@ async function withLostReply(handler: string, amount: number) {
     const { status, effects } = await withLostReply("unguardedBare", 804);
     expect(status).toBe(200);
     expect(effects).toHaveLength(2);
+  });
+
+  it("two invocations with the same arguments are two runs: two invocation ids, two effects", async () => {
+    const before = owner.effects().length;
+    afterEffect.clear();
+    const first = await invoke(server.ingress, "withIdemkey", 806);
+    const second = await invoke(server.ingress, "withIdemkey", 806);
+    expect(first.body?.invocationId).not.toBe(second.body?.invocationId);
+    expect(owner.effects().slice(before)).toHaveLength(2);
+  });
+
+  it("an idempotency-keyed request sent twice is one invocation: one effect", async () => {
+    const before = owner.effects().length;
+    afterEffect.clear();
+    const key = `order-${randomBytes(4).toString("hex")}`;
+    const first = await invoke(server.ingress, "withIdemkey", 807, key);
+    const second = await invoke(server.ingress, "withIdemkey", 807, key);
+    expect(second.body?.invocationId).toBe(first.body?.invocationId);
+    expect(owner.effects().slice(before)).toHaveLength(1);
   });
 
   it("a keyed tool whose result is not JSON: one attempt, the block fails with a TerminalError naming the error", async () => {
