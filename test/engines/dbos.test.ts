@@ -221,6 +221,22 @@ const identities = DBOS.registerWorkflow(
     expect((outcome as { error?: unknown }).error).toBeInstanceOf(CanonicalizationError);
   });
 
+  it("a workflow id started again is the same run (DBOS returns it): one effect; a new id is a new run", async () => {
+    const before = owner.effects().length;
+    drop.clear();
+    const id = `wf-${randomBytes(4).toString("hex")}`;
+    for (const workflowID of [id, id, `${id}-next`]) {
+      const handle = await DBOS.startWorkflow(withIdemkey, { workflowID })(707);
+      await handle.getResult();
+    }
+    expect(owner.effects().slice(before)).toEqual(
+      [id, `${id}-next`].map((workflowID) => ({
+        key: idempotencyKey(workflowID, "charge", { amount: 707 }, { step: 0 }),
+        body: { amount: 707 },
+      })),
+    );
+  });
+
   it("stepIdentity() in a step: the workflow id and the step's position, for a key without the ledger", async () => {
     const handle = await DBOS.startWorkflow(identities, { workflowID: "wf-identities" })();
     expect(await handle.getResult()).toEqual([
