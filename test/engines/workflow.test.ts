@@ -24,7 +24,15 @@ const attemptsFile = join(dir, "attempts.txt");
 let owner: Owner;
 const drop = new Set<number>();
 
+/** The runtime logs each FatalError a step fails with to console.error; those are the ones the tests provoke. */
+const consoleError = console.error;
+const expected = /^\[Workflow\] (Encountered FatalError while executing step|Error while running workflow)/;
+
 beforeAll(async () => {
+  console.error = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && expected.test(args[0])) return;
+    consoleError(...args);
+  };
   owner = await startOwner({
     effectsFile: join(dir, "effects.jsonl"),
     afterEffect: (n) => (drop.has(n) ? "drop" : undefined),
@@ -36,6 +44,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  console.error = consoleError;
   await teardownWorkflowTests().catch(() => {});
   await owner?.close();
   rmSync(outDir, { recursive: true, force: true });
