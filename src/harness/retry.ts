@@ -129,7 +129,9 @@ export function isFinal(error: unknown): boolean {
  */
 function isFetchNetworkFailure(error: TypeError): boolean {
   const { cause } = error as { cause?: unknown };
-  return typeof cause === "object" && cause !== null && typeof (cause as { code?: unknown }).code === "string";
+  return (
+    typeof cause === "object" && cause !== null && typeof (cause as { code?: unknown }).code === "string"
+  );
 }
 
 /** The wait before the retry that follows failed attempt number `failures` (1 for the first failure). */
