@@ -33,9 +33,9 @@ export interface RetryOptions {
   jitter?: boolean;
   /**
    * Decides whether a failed attempt is retried; return `undefined` to keep the default decision, which retries
-   * unless the error says `retryable: false`, is a `TypeError`, a `CanonicalizationError` or an
-   * `IdempotencyConflictError`, or the call's signal aborted. Never asked once the retries are used up, once the
-   * signal aborted, or for an `unguarded` failure that may have reached the owner.
+   * unless the error says `retryable: false`, is a `TypeError` (not `fetch`'s network failure), a
+   * `CanonicalizationError` or an `IdempotencyConflictError`, or the call's signal aborted. Never asked once the
+   * retries are used up, once the signal aborted, or for an `unguarded` failure that may have reached the owner.
    */
   shouldRetry?: (context: RetryContext) => boolean | undefined | Promise<boolean | undefined>;
 }
