@@ -1,2 +1,2 @@
 export type { StepIdentity } from "../engines/call-in-step.js";
-export { callTool, retryUnlessOutcomeUnknown, runStep, stepIdentity } from "./step.js";
+export { callTool, retryUnlessFinal, retryUnlessOutcomeUnknown, runStep, stepIdentity } from "./step.js";

@@ -1,11 +1,6 @@
 import type { StepConfig } from "@dbos-inc/dbos-sdk";
-import {
-  callInStep,
-  checkHarness,
-  checkTool,
-  noRetryCanFix,
-  type StepIdentity,
-} from "../engines/call-in-step.js";
+import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
+import { isFinal } from "../harness/retry.js";
 import type { Harness, Tool } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 
@@ -30,9 +25,10 @@ export function stepIdentity(): StepIdentity {
 /**
  * Calls `tool` through the harness from inside a DBOS step (a `DBOS.registerStep` function or a `DBOS.runStep`
  * callback), keyed by the workflow id and the step id: every attempt DBOS makes of this step, in this process or
- * after a recovery, gets the same `ctx.idempotencyKey`. An `unguarded` tool that may have taken effect throws
- * `OutcomeUnknownError` instead of running again; give the step `shouldRetry: retryUnlessOutcomeUnknown()` so that
- * DBOS stops retrying it (`runStep` below does).
+ * after a recovery, gets the same `ctx.idempotencyKey`. A failure no retry can fix (an `unguarded` tool that may
+ * have taken effect, a result JSON cannot hold, a denied approval, a `TypeError`, any error that says
+ * `retryable: false`) is thrown as it is, carrying its key where it has one; give the step
+ * `shouldRetry: retryUnlessFinal()` so that DBOS stops retrying it (`runStep` below does).
  */
 export async function callTool<A, R>(harness: Harness, tool: Tool<A, R>, args: A): Promise<R> {
   checkHarness(harness);
@@ -41,31 +37,39 @@ export async function callTool<A, R>(harness: Harness, tool: Tool<A, R>, args: A
   return callInStep(harness, tool, args, {
     identity,
     signal: DBOS.stepStatus?.timeoutSignal,
-    // DBOS has no non-retryable error class: the step's shouldRetry is what stops it, so the error goes on as is.
-    final: (error) => error,
+    // DBOS has no non-retryable error class: the step's shouldRetry (retryUnlessFinal) is what stops it, so the
+    // original goes on as it is, and it is what the workflow's caller catches.
+    final: (failure) => failure.error,
   });
 }
 
 /**
- * A `shouldRetry` for a DBOS step that calls tools: no retry after `OutcomeUnknownError` or `ApprovalDeniedError`
- * (a repeat could take effect twice, or is denied again), otherwise `shouldRetry` decides.
+ * A `shouldRetry` for a DBOS step that calls tools: no retry after a failure no retry can fix (`isFinal`: an
+ * unknown outcome, a result JSON cannot hold, a denied approval, a `TypeError`, any error that says
+ * `retryable: false`), which would take effect twice or fail the same way again; otherwise `shouldRetry` decides.
  * @default retries every other error, as DBOS does
  */
-export function retryUnlessOutcomeUnknown(
+export function retryUnlessFinal(
   shouldRetry?: StepConfig["shouldRetry"],
 ): (error: unknown) => boolean | Promise<boolean> {
   if (shouldRetry !== undefined && typeof shouldRetry !== "function") {
     throw new TypeError("shouldRetry must be a function");
   }
   return (error) => {
-    if (noRetryCanFix(error)) return false;
+    if (isFinal(error)) return false;
     return shouldRetry === undefined ? true : shouldRetry(error);
   };
 }
 
 /**
+ * @deprecated Use `retryUnlessFinal`, the same function under the name of what it does: it stops on every final
+ * failure, not only an unknown outcome.
+ */
+export const retryUnlessOutcomeUnknown = retryUnlessFinal;
+
+/**
  * `DBOS.runStep` around `callTool`: one checkpointed step, named after the tool unless `config.name` says
- * otherwise, retried by DBOS as `config` asks except after an unknown outcome.
+ * otherwise, retried by DBOS as `config` asks except after a final failure.
  * @example
  * const receipt = await runStep(harness, chargeCard, { order: 42, cents: 1999 }, { retriesAllowed: true });
  */
@@ -81,6 +85,6 @@ export function runStep<A, R>(
   return DBOS.runStep(() => callTool(harness, tool, args), {
     name: tool.name,
     ...config,
-    shouldRetry: retryUnlessOutcomeUnknown(config.shouldRetry),
+    shouldRetry: retryUnlessFinal(config.shouldRetry),
   });
 }

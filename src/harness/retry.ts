@@ -33,9 +33,9 @@ export interface RetryOptions {
   jitter?: boolean;
   /**
    * Decides whether a failed attempt is retried; return `undefined` to keep the default decision, which retries
-   * unless the error says `retryable: false`, is a `TypeError`, a `CanonicalizationError` or an
-   * `IdempotencyConflictError`, or the call's signal aborted. Never asked once the retries are used up, once the
-   * signal aborted, or for an `unguarded` failure that may have reached the owner.
+   * unless the error says `retryable: false`, is a `TypeError` (not `fetch`'s network failure), a
+   * `CanonicalizationError` or an `IdempotencyConflictError`, or the call's signal aborted. Never asked once the
+   * retries are used up, once the signal aborted, or for an `unguarded` failure that may have reached the owner.
    */
   shouldRetry?: (context: RetryContext) => boolean | undefined | Promise<boolean | undefined>;
 }
@@ -105,16 +105,33 @@ export function defaultRetryable(error: unknown, signal: AbortSignal | undefined
 
 /**
  * Whether no retry of the same call can fix `error`: it says `retryable: false` (`OutcomeUnknownError`,
- * `ApprovalDeniedError`, `ErrorAnswer` and every other idemkey error that knows), or it is a `TypeError`, a
- * `CanonicalizationError` or an `IdempotencyConflictError` without `retryable: true`. The harness stops retrying on
- * it, and a durable engine must too: `callInStep` hands it over as the engine's non-retryable failure.
+ * `ApprovalDeniedError`, `ErrorAnswer` and every other idemkey error that knows), or it is a `TypeError` (other
+ * than `fetch`'s network failure), a `CanonicalizationError` or an `IdempotencyConflictError` without
+ * `retryable: true`. The harness stops retrying on it, and a durable engine must too: `callInStep` hands it over as
+ * the engine's non-retryable failure.
  */
 export function isFinal(error: unknown): boolean {
   const { retryable } = retryHints(error);
   if (retryable !== undefined) return !retryable;
   // A TypeError is a bug in the call (or bad arguments): the same key and arguments fail the same way again. The
   // guards, not instanceof, so that an error from another copy of idemkey (or another realm) is judged the same.
-  return error instanceof TypeError || isCanonicalizationError(error) || isIdempotencyConflictError(error);
+  return (
+    (error instanceof TypeError && !isFetchNetworkFailure(error)) ||
+    isCanonicalizationError(error) ||
+    isIdempotencyConflictError(error)
+  );
+}
+
+/**
+ * `fetch`'s "fetch failed": a TypeError whose cause is the socket's or the resolver's error (`ECONNRESET`,
+ * `UND_ERR_SOCKET`, ...), a lost reply that the same key may retry, where a TypeError without one is a bad URL or
+ * init (the rule `idempotentFetch` reads too).
+ */
+function isFetchNetworkFailure(error: TypeError): boolean {
+  const { cause } = error as { cause?: unknown };
+  return (
+    typeof cause === "object" && cause !== null && typeof (cause as { code?: unknown }).code === "string"
+  );
 }
 
 /** The wait before the retry that follows failed attempt number `failures` (1 for the first failure). */

@@ -24,10 +24,13 @@ const seen = new WeakMap<object, Map<string, number>>();
 
 /**
  * `ctx.run` around `harness.call`: a durable step whose tool gets the key of the invocation id (the same on every
- * retry of the invocation, and after its service process was killed and restarted) and the block's name, never the
- * attempt. A keyed owner sees the same `ctx.idempotencyKey` on every attempt Restate makes; an `unguarded` tool that
- * may have taken effect fails the block with a `TerminalError` (Restate does not retry it) whose `cause` is the
- * `OutcomeUnknownError` and whose metadata carries `idemkeyError` and `idemkeyKey`.
+ * retry of the invocation, and after its service process was killed and restarted; new for each invocation, except
+ * that Restate derives it from the idempotency key of an idempotent request and from the key of a workflow's run,
+ * so a workflow key run again after Restate's retention meets its earlier run's keys) and the block's name, never
+ * the attempt. A keyed owner sees the same `ctx.idempotencyKey` on every attempt Restate makes. A failure no retry can
+ * fix (an `unguarded` tool that may have taken effect, a result JSON cannot hold, a denied approval, a `TypeError`,
+ * any error that says `retryable: false`) fails the block with a `TerminalError` (Restate does not retry it) whose
+ * `cause` is the original error and whose metadata carries `idemkeyError` (its name) and `idemkeyKey`.
  *
  * @example
  * const receipt = await run(ctx, harness, chargeCard, { order: 42, cents: 1999 });
@@ -55,14 +58,17 @@ export function run<A, R>(
     () =>
       callInStep(harness, tool, args, {
         identity,
-        final: (error) =>
+        final: (failure) =>
           // TerminalError takes no cause option; in a replay Restate rebuilds it from the journal, with the
           // message and metadata only, so the metadata is what a caller can rely on.
           Object.assign(
-            new TerminalError(error.message, {
-              metadata: { idemkeyError: error.name, idemkeyKey: error.key },
+            new TerminalError(failure.message, {
+              metadata: {
+                idemkeyError: failure.name,
+                ...(failure.key === undefined ? {} : { idemkeyKey: failure.key }),
+              },
             }),
-            { cause: error },
+            { cause: failure.error },
           ),
       }),
     runOptions,

@@ -1,2 +1,2 @@
 export type { StepIdentity } from "../engines/call-in-step.js";
-export { activityIdentity, callTool } from "./activity.js";
+export { activityIdentity, callTool, type TemporalCallOptions } from "./activity.js";

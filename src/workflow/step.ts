@@ -1,4 +1,10 @@
-import { callInStep, checkHarness, checkTool, type StepIdentity } from "../engines/call-in-step.js";
+import {
+  callInStep,
+  checkHarness,
+  checkTool,
+  messageWithKey,
+  type StepIdentity,
+} from "../engines/call-in-step.js";
 import type { Harness, Tool } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 
@@ -29,8 +35,11 @@ export function stepIdentity(): StepIdentity {
 
 /**
  * Calls `tool` through the harness from inside a `"use step"` function, keyed by the run id and the step id: every
- * attempt the Workflow runtime makes of the step forwards the same `ctx.idempotencyKey`. An `unguarded` tool that
- * may have taken effect fails the step with a `FatalError` (no retry) whose `cause` is the `OutcomeUnknownError`.
+ * attempt the Workflow runtime makes of the step forwards the same `ctx.idempotencyKey`. A failure no retry can fix
+ * (an `unguarded` tool that may have taken effect, a result JSON cannot hold, a denied approval, a `TypeError`, any
+ * error that says `retryable: false`) fails the step with a `FatalError` (no retry) whose message names the key
+ * and whose `cause`, `idemkeyError` and `idemkeyKey` (in the step's process) are the original error, its name and
+ * the key.
  *
  * @example
  * async function chargeCard(order: { id: string; cents: number }) {
@@ -45,6 +54,11 @@ export async function callTool<A, R>(harness: Harness, tool: Tool<A, R>, args: A
   return callInStep(harness, tool, args, {
     identity,
     // FatalError takes only a message; the cause is kept for the step's own process.
-    final: (error) => Object.assign(new FatalError(error.message), { cause: error }),
+    final: (failure) =>
+      Object.assign(new FatalError(messageWithKey(failure)), {
+        cause: failure.error,
+        idemkeyError: failure.name,
+        idemkeyKey: failure.key,
+      }),
   });
 }

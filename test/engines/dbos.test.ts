@@ -6,7 +6,13 @@ import { DBOS } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callTool, retryUnlessOutcomeUnknown, runStep, stepIdentity } from "../../src/dbos/index.js";
-import { createHarness, defineTool, idempotencyKey, OutcomeUnknownError } from "../../src/index.js";
+import {
+  CanonicalizationError,
+  createHarness,
+  defineTool,
+  idempotencyKey,
+  OutcomeUnknownError,
+} from "../../src/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { postgresService } from "../support/services.js";
 import { charge, type Owner, startOwner } from "./owner.js";
@@ -41,6 +47,17 @@ const unguardedTool = defineTool({
   run: (args: { amount: number }) => charge(owner.url, "/unguarded", args.amount, undefined),
 });
 const retries = { retriesAllowed: true, intervalSeconds: 0.05, backoffRate: 1, maxAttempts: 3 };
+/** Charges, then returns what JSON cannot hold: the ledger closes the key ("will not run again for this key"). */
+const bigintTool = defineTool({
+  name: "chargeBigint",
+  effect: "keyed",
+  run: async (args: { amount: number }, ctx) => {
+    const receipt = await charge(owner.url, "/charges", args.amount, ctx.idempotencyKey);
+    return { ...receipt, cents: BigInt(args.amount) };
+  },
+});
+/** Attempts DBOS made of the user's own step below, counted in the step's body. */
+let bigintAttempts = 0;
 
 let harness: ReturnType<typeof harnessFor>;
 const withIdemkey = DBOS.registerWorkflow(
@@ -86,6 +103,22 @@ const withOwnStep = DBOS.registerWorkflow(
   { name: "withOwnStep" },
 );
 
+const bigint = DBOS.registerWorkflow(
+  async (amount: number) => runStep(harness, bigintTool, { amount }, retries),
+  { name: "bigint" },
+);
+/** The deprecated name still stops on every final failure. */
+const bigintOwnStep = DBOS.registerStep(
+  async (amount: number) => {
+    bigintAttempts += 1;
+    return callTool(harness, bigintTool, { amount });
+  },
+  { name: "bigintOwnStep", ...retries, shouldRetry: retryUnlessOutcomeUnknown() },
+);
+const bigintInOwnStep = DBOS.registerWorkflow(async (amount: number) => bigintOwnStep(amount), {
+  name: "bigintInOwnStep",
+});
+
 const identities = DBOS.registerWorkflow(
   async () => [
     await DBOS.runStep(async () => stepIdentity()),
@@ -100,7 +133,14 @@ const identities = DBOS.registerWorkflow(
       effectsFile: join(dir, "effects.jsonl"),
       afterEffect: (n) => (drop.has(n) ? "drop" : undefined),
     });
-    DBOS.setConfig({ name: "idemkey-test", systemDatabaseUrl: dbUrl, logLevel: "error" });
+    // DBOS logs every failed step; these failures are the ones the tests provoke.
+    const silent = () => {};
+    DBOS.setConfig({
+      name: "idemkey-test",
+      systemDatabaseUrl: dbUrl,
+      logLevel: "error",
+      logger: { info: silent, debug: silent, warn: silent, error: silent },
+    });
     await DBOS.launch();
     pool = new pg.Pool({ connectionString: dbUrl, max: 4 });
     harness = harnessFor();
@@ -117,10 +157,10 @@ const identities = DBOS.registerWorkflow(
   }, 60_000);
 
   /** Runs a workflow whose first request to the owner takes effect and loses its reply. */
-  async function run<T>(workflow: (amount: number) => Promise<T>, amount: number) {
+  async function run<T>(workflow: (amount: number) => Promise<T>, amount: number, loseReply = true) {
     const before = owner.effects().length;
     drop.clear();
-    drop.add(before + 1);
+    if (loseReply) drop.add(before + 1);
     const id = `wf-${randomBytes(4).toString("hex")}`;
     const handle = await DBOS.startWorkflow(workflow, { workflowID: id })(amount);
     const outcome = await handle.getResult().then(
@@ -163,6 +203,38 @@ const identities = DBOS.registerWorkflow(
     const keys = [0, 1].map((step) => idempotencyKey(id, "charge", { amount: 704 }, { step }));
     expect(effects.map((e) => e.key)).toEqual(keys);
     expect(outcome).toHaveProperty("value");
+  });
+
+  it("a keyed tool whose result is not JSON: runStep does not retry it, the workflow ends in the original error", async () => {
+    const { id, outcome, effects } = await run(bigint, 705, false);
+    expect(effects).toEqual([
+      { key: idempotencyKey(id, "chargeBigint", { amount: 705 }, { step: 0 }), body: { amount: 705 } },
+    ]);
+    expect((outcome as { error?: unknown }).error).toBeInstanceOf(CanonicalizationError);
+  });
+
+  it("the same in the user's own step with shouldRetry: retryUnlessOutcomeUnknown(): one attempt", async () => {
+    const attemptsBefore = bigintAttempts;
+    const { outcome, effects } = await run(bigintInOwnStep, 706, false);
+    expect(bigintAttempts - attemptsBefore).toBe(1);
+    expect(effects).toHaveLength(1);
+    expect((outcome as { error?: unknown }).error).toBeInstanceOf(CanonicalizationError);
+  });
+
+  it("a workflow id started again is the same run (DBOS returns it): one effect; a new id is a new run", async () => {
+    const before = owner.effects().length;
+    drop.clear();
+    const id = `wf-${randomBytes(4).toString("hex")}`;
+    for (const workflowID of [id, id, `${id}-next`]) {
+      const handle = await DBOS.startWorkflow(withIdemkey, { workflowID })(707);
+      await handle.getResult();
+    }
+    expect(owner.effects().slice(before)).toEqual(
+      [id, `${id}-next`].map((workflowID) => ({
+        key: idempotencyKey(workflowID, "charge", { amount: 707 }, { step: 0 }),
+        body: { amount: 707 },
+      })),
+    );
   });
 
   it("stepIdentity() in a step: the workflow id and the step's position, for a key without the ledger", async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { InngestTestEngine } from "@inngest/test";
+import { InngestTestEngine, mockCtx } from "@inngest/test";
 import { Inngest } from "inngest";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHarness, defineTool, idempotencyKey } from "../../src/index.js";
@@ -41,7 +41,22 @@ const unguardedTool = defineTool({
   run: (args: { amount: number }) => charge(owner.url, "/unguarded", args.amount, undefined),
 });
 
-const inngest = new Inngest({ id: "idemkey-test" });
+/** Charges, then returns what JSON cannot hold: the ledger closes the key ("will not run again for this key"). */
+let bigintRuns = 0;
+const bigintTool = defineTool({
+  name: "chargeBigint",
+  effect: "keyed",
+  run: async (args: { amount: number }, ctx) => {
+    bigintRuns += 1;
+    const receipt = await charge(owner.url, "/charges", args.amount, ctx.idempotencyKey);
+    return { ...receipt, cents: BigInt(args.amount) };
+  },
+});
+
+/** Inngest logs every failed step to stderr; these failures are the ones the tests expect. */
+const silent = () => {};
+const quiet = { info: silent, warn: silent, error: silent, debug: silent };
+const inngest = new Inngest({ id: "idemkey-test", logger: quiet, internalLogger: quiet });
 const amountOf = (event: { data: unknown }) => (event.data as { amount: number }).amount;
 const trigger = { triggers: [{ event: "order/placed" }] };
 const withIdemkey = inngest.createFunction({ id: "with-idemkey", ...trigger }, async (ctx) =>
@@ -65,19 +80,33 @@ const minted = inngest.createFunction({ id: "minted", ...trigger }, async ({ eve
 const unguarded = inngest.createFunction({ id: "unguarded", ...trigger }, async (ctx) =>
   run(ctx, harness, unguardedTool, { amount: amountOf(ctx.event) }),
 );
+const bigint = inngest.createFunction({ id: "bigint", ...trigger }, async (ctx) =>
+  run(ctx, harness, bigintTool, { amount: amountOf(ctx.event) }),
+);
 const unguardedBare = inngest.createFunction({ id: "unguarded-bare", ...trigger }, async ({ event, step }) =>
   step.run("charge", () => charge(owner.url, "/unguarded", amountOf(event), undefined)),
 );
+
+/** Two cron functions on one schedule, charging the same amount: Inngest fires both with one tick's event id. */
+const cronTrigger = { triggers: [{ cron: "0 9 1 * *" }] };
+const monthlyA = inngest.createFunction({ id: "monthly-a", ...cronTrigger }, async (ctx) =>
+  run(ctx, harness, chargeTool, { amount: 1200 }, { id: "charge" }),
+);
+const monthlyB = inngest.createFunction({ id: "monthly-b", ...cronTrigger }, async (ctx) =>
+  run(ctx, harness, chargeTool, { amount: 1200 }, { id: "charge" }),
+);
+/** The event Inngest's scheduler sends for a cron tick: its id is the tick's time, the same for every function. */
+const tick = (at: string) => ({ id: at, name: "inngest/scheduled.timer", data: { cron: "0 9 1 * *" } });
 
 /**
  * Executes the run for one event with the owner losing the reply of its first effect, then, while the step
  * failed with an error Inngest retries, executes it again (up to 3 executions).
  */
-async function executeWithRetry(fn: InngestTestEngine.Options["function"], amount: number) {
+async function executeWithRetry(fn: InngestTestEngine.Options["function"], amount: number, loseReply = true) {
   const event = { id: `evt-${randomUUID()}`, name: "order/placed", data: { amount } };
   const before = owner.effects().length;
   drop.clear();
-  drop.add(before + 1);
+  if (loseReply) drop.add(before + 1);
   const engine = new InngestTestEngine({ function: fn, events: [event] });
   const errors: { name?: string; message?: string }[] = [];
   let result: unknown;
@@ -134,6 +163,58 @@ describe("idemkey/inngest in @inngest/test", () => {
   it("(without idemkey) the same unguarded step executed again: two effects", async () => {
     const { effects } = await executeWithRetry(unguardedBare, 1005);
     expect(effects).toHaveLength(2);
+  });
+
+  it("a keyed tool whose result is not JSON: one execution, NonRetriableError with the cause and the key", async () => {
+    const runsBefore = bigintRuns;
+    const { eventId, errors, effects } = await executeWithRetry(bigint, 1006, false);
+    expect(bigintRuns - runsBefore).toBe(1);
+    expect(effects).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({
+      name: "NonRetriableError",
+      message: expect.stringContaining("is not a JSON value"),
+    });
+    const cause = (errors[0] as { cause?: { name?: string } }).cause;
+    expect(cause?.name).toBe("CanonicalizationError");
+    const key = idempotencyKey(eventId, "chargeBigint", { amount: 1006 }, { step: "chargeBigint" });
+    expect(errors[0]?.message).toContain(key);
+  });
+
+  it("cron: two functions fired by one tick (one event id) are two runs, two effects", async () => {
+    const before = owner.effects().length;
+    drop.clear();
+    const event = tick("2026-12-01T09:00:00Z");
+    for (const fn of [monthlyA, monthlyB]) {
+      const output = await new InngestTestEngine({ function: fn, events: [event] }).execute();
+      expect(output.error).toBeUndefined();
+    }
+    const effects = owner.effects().slice(before);
+    expect(effects).toHaveLength(2);
+    expect(new Set(effects.map((e) => e.key)).size).toBe(2);
+  });
+
+  it("cron: a step retried within one run of a tick keeps its key (the run id): one effect", async () => {
+    const before = owner.effects().length;
+    drop.clear();
+    drop.add(before + 1);
+    const event = tick("2026-11-01T09:00:00Z");
+    // Inngest executes the run again with the same run id; the test engine draws a new one unless told.
+    const engine = new InngestTestEngine({
+      function: monthlyA,
+      events: [event],
+      transformCtx: (ctx) => ({ ...mockCtx(ctx), runId: "run-nov" }),
+    });
+    const first = await engine.execute();
+    expect(first.error).toBeDefined();
+    const second = await engine.execute();
+    expect(second.error).toBeUndefined();
+    expect(owner.effects().slice(before)).toEqual([
+      {
+        key: idempotencyKey(`${event.id}/run-nov`, "charge", { amount: 1200 }, { step: "charge" }),
+        body: { amount: 1200 },
+      },
+    ]);
   });
 
   it("an event without an id is a TypeError asking for options.taskId", async () => {

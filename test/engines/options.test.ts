@@ -1,6 +1,11 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
-import { callTool as dbosCallTool, retryUnlessOutcomeUnknown, runStep } from "../../src/dbos/index.js";
-import { createHarness, defineTool, Effect } from "../../src/index.js";
+import {
+  callTool as dbosCallTool,
+  retryUnlessFinal,
+  retryUnlessOutcomeUnknown,
+  runStep,
+} from "../../src/dbos/index.js";
+import { CanonicalizationError, createHarness, defineTool, Effect } from "../../src/index.js";
 import { run as inngestRun } from "../../src/inngest/index.js";
 import { run as restateRun } from "../../src/restate/index.js";
 import { callTool as temporalCallTool } from "../../src/temporal/index.js";
@@ -50,6 +55,16 @@ describe("the engine adapters refuse bad input with a TypeError naming it", () =
     expect(
       await decide(Object.assign(new Error("x"), { name: "OutcomeUnknownError", retryable: false })),
     ).toBe(false);
+  });
+
+  it("idemkey/dbos: retryUnlessFinal stops on every final failure and retries a lost reply", async () => {
+    const decide = retryUnlessFinal();
+    expect(await decide(new TypeError("bad argument"))).toBe(false);
+    expect(await decide(new CanonicalizationError("$.result", "a BigInt is not a JSON number"))).toBe(false);
+    const socket = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" });
+    expect(await decide(new TypeError("fetch failed", { cause: socket }))).toBe(true);
+    expect(await decide(Object.assign(new Error("422"), { retryable: false }))).toBe(false);
+    expect(retryUnlessOutcomeUnknown).toBe(retryUnlessFinal);
   });
 
   it("outside their engine, callTool says where it must run", async () => {

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -22,6 +22,7 @@ const endpointScript = fileURLToPath(new URL("./fixtures/restate-endpoint.ts", i
 let server: RestateServer;
 let owner: Owner;
 let main: Endpoint | undefined;
+const attemptsFile = join(dir, "attempts.txt");
 const ledger = `idemkey_restate_ledger_${randomBytes(4).toString("hex")}`;
 /** What the owner does after the Nth effect: lose the reply, or kill the service process first and then lose it. */
 const afterEffect = new Map<number, () => "drop">();
@@ -39,6 +40,9 @@ async function endpointProcess(port: number): Promise<Endpoint> {
       IDEMKEY_OWNER_URL: owner.url,
       IDEMKEY_PG_URL: service.url,
       IDEMKEY_LEDGER_TABLE: ledger,
+      IDEMKEY_ATTEMPTS_FILE: attemptsFile,
+      // The SDK logs each failed block at WARN; these failures are the ones the tests provoke.
+      RESTATE_LOGGING: "ERROR",
       PORT: String(port),
     },
     stdio: ["ignore", "pipe", "inherit"],
@@ -84,10 +88,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
-async function invoke(ingress: string, handler: string, amount: number) {
+async function invoke(ingress: string, handler: string, amount: number, idempotencyKey?: string) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (idempotencyKey !== undefined) headers["idempotency-key"] = idempotencyKey;
   const res = await fetch(`${ingress}/payments/${handler}`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers,
     body: JSON.stringify(amount),
   });
   const text = await res.text();
@@ -141,6 +147,50 @@ async function withLostReply(handler: string, amount: number) {
     const { status, effects } = await withLostReply("unguardedBare", 804);
     expect(status).toBe(200);
     expect(effects).toHaveLength(2);
+  });
+
+  it("two invocations with the same arguments are two runs: two invocation ids, two effects", async () => {
+    const before = owner.effects().length;
+    afterEffect.clear();
+    const first = await invoke(server.ingress, "withIdemkey", 806);
+    const second = await invoke(server.ingress, "withIdemkey", 806);
+    expect(first.body?.invocationId).not.toBe(second.body?.invocationId);
+    expect(owner.effects().slice(before)).toHaveLength(2);
+  });
+
+  it("an idempotency-keyed request sent twice is one invocation: one effect", async () => {
+    const before = owner.effects().length;
+    afterEffect.clear();
+    const key = `order-${randomBytes(4).toString("hex")}`;
+    const first = await invoke(server.ingress, "withIdemkey", 807, key);
+    const second = await invoke(server.ingress, "withIdemkey", 807, key);
+    expect(second.body?.invocationId).toBe(first.body?.invocationId);
+    expect(owner.effects().slice(before)).toHaveLength(1);
+  });
+
+  it("a keyed tool whose result is not JSON: one attempt, the block fails with a TerminalError naming the error", async () => {
+    const amount = 805;
+    const attempts = () =>
+      existsSync(attemptsFile)
+        ? readFileSync(attemptsFile, "utf8")
+            .split("\n")
+            .filter((line) => line === String(amount)).length
+        : 0;
+    const before = owner.effects().length;
+    // Bounded by attempts, not time: a retryable failure would have Restate back off and retry without end.
+    let stop = false;
+    const retried = (async () => {
+      while (!stop && attempts() < 3) await new Promise((resolve) => setTimeout(resolve, 50));
+      return "retried" as const;
+    })();
+    const answer = await Promise.race([invoke(server.ingress, "bigint", amount), retried]);
+    stop = true;
+    expect(answer).not.toBe("retried");
+    expect(attempts()).toBe(1);
+    expect(owner.effects().slice(before)).toHaveLength(1);
+    const { status, body } = answer as Awaited<ReturnType<typeof invoke>>;
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(body)).toContain("is not a JSON value");
   });
 
   describe("the service process killed with SIGKILL right after the effect, then started again", () => {

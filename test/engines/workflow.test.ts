@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,20 +20,31 @@ const dir = mkdtempSync(join(tmpdir(), "idemkey-workflow-"));
 // The bundles must sit inside the project, where they resolve `workflow` from its node_modules.
 const outDir = join(root, ".tmp", `workflow-${randomBytes(4).toString("hex")}`);
 const options = { cwd: app, outDir, dataDir: join(dir, "data") };
+const attemptsFile = join(dir, "attempts.txt");
 let owner: Owner;
 const drop = new Set<number>();
 
+/** The runtime logs each FatalError a step fails with to console.error; those are the ones the tests provoke. */
+const consoleError = console.error;
+const expected = /^\[Workflow\] (Encountered FatalError while executing step|Error while running workflow)/;
+
 beforeAll(async () => {
+  console.error = (...args: unknown[]) => {
+    if (typeof args[0] === "string" && expected.test(args[0])) return;
+    consoleError(...args);
+  };
   owner = await startOwner({
     effectsFile: join(dir, "effects.jsonl"),
     afterEffect: (n) => (drop.has(n) ? "drop" : undefined),
   });
   process.env.IDEMKEY_WORKFLOW_OWNER_URL = owner.url;
+  process.env.IDEMKEY_WORKFLOW_ATTEMPTS_FILE = attemptsFile;
   await buildWorkflowTests(options);
   await setupWorkflowTests(options);
 }, 120_000);
 
 afterAll(async () => {
+  console.error = consoleError;
   await teardownWorkflowTests().catch(() => {});
   await owner?.close();
   rmSync(outDir, { recursive: true, force: true });
@@ -41,10 +52,10 @@ afterAll(async () => {
 }, 60_000);
 
 /** Starts a workflow of the fixture app with the owner losing the reply of its next effect, and awaits it. */
-async function runWithLostReply(workflow: string, amount: number) {
+async function runWithLostReply(workflow: string, amount: number, loseReply = true) {
   const before = owner.effects().length;
   drop.clear();
-  drop.add(before + 1);
+  if (loseReply) drop.add(before + 1);
   const run = await start({ workflowId: `workflow//./workflows//${workflow}` }, [amount]);
   const outcome = await run.returnValue.then(
     (value: unknown) => ({ value }),
@@ -81,5 +92,18 @@ describe("idemkey/workflow in the Workflow DevKit's local world", () => {
     const { outcome, effects } = await runWithLostReply("bareUnguarded", 1103);
     expect(outcome).toHaveProperty("value");
     expect(effects).toHaveLength(2);
+  });
+
+  it("a keyed tool whose result is not JSON: one attempt of the step, the run fails with a FatalError", async () => {
+    const { outcome, effects } = await runWithLostReply("bigint", 1104, false);
+    const attempts = existsSync(attemptsFile)
+      ? readFileSync(attemptsFile, "utf8")
+          .split("\n")
+          .filter((line) => line === "1104")
+      : [];
+    expect(attempts).toHaveLength(1);
+    expect(effects).toHaveLength(1);
+    expect(outcome).toHaveProperty("error");
+    expect(String((outcome as { error: unknown }).error)).toContain("is not a JSON value");
   });
 });

@@ -106,6 +106,14 @@ describe("retries", () => {
     expect(attempts).toHaveLength(2);
   });
 
+  it("retries fetch's own network failure (a TypeError caused by the socket's error): a lost reply", async () => {
+    const socket = Object.assign(new Error("other side closed"), { code: "UND_ERR_SOCKET" });
+    const { tool, attempts, time } = failing([new TypeError("fetch failed", { cause: socket })]);
+    const { harness } = harnessOn(time, { minDelayMs: 1 });
+    expect(await time.run(harness.call("t", tool, { n: 1 }))).toBe("ok");
+    expect(attempts).toHaveLength(2);
+  });
+
   it("asks shouldRetry with one read-only context; undefined keeps the default", async () => {
     const seen: RetryContext[] = [];
     const errors = [new Error("keep default"), new TypeError("retry anyway"), new Error("stop")];
