@@ -31,6 +31,22 @@ export interface Seen {
   readonly error?: unknown;
 }
 
+/**
+ * The text of what a framework showed: a string as it is, anything else as its JSON and every string in it (so that a
+ * model text inside a JSON value is found unescaped).
+ */
+export function textOf(value: unknown): string {
+  if (typeof value === "string") return value;
+  const strings: string[] = [];
+  const visit = (v: unknown): void => {
+    if (typeof v === "string") strings.push(v);
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (typeof v === "object" && v !== null) Object.values(v).forEach(visit);
+  };
+  visit(value);
+  return [JSON.stringify(value), ...strings].join("\n");
+}
+
 /** The faults a scenario switches on; read on every operation, so a switch applies to instances already open. */
 export interface Faults {
   /** The store acknowledges the completion write without making it: the process died right after the effect. */

@@ -18,7 +18,7 @@ const NOT_MODEL_FACING =
 const WIRE_IS_JSON = "results cross the MCP wire as JSON text: the client never holds a value JSON cannot";
 
 /** What the client saw of a tool result: its text, and the result itself when it is an error. */
-function seen(result: McpCallToolResult): Seen {
+export function seen(result: McpCallToolResult): Seen {
   const text = result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
   if (result.isError !== true) return { text };
   // The refusal mark is the owner's word for an unknown outcome, read as the neutral name the table checks.
