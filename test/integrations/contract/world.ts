@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { createHarness, type Harness, type HarnessEvent } from "../../../src/index.js";
+import { createHarness, type Harness, type HarnessEvent, type HarnessOptions } from "../../../src/index.js";
 import { sqliteStore } from "../../../src/sqlite/index.js";
 import type { Store } from "../../../src/store/types.js";
 import { type TestClock, testClock } from "../../stores/contract.js";
@@ -71,6 +71,8 @@ export interface World {
   store(): Store;
   /** A new process's harness on `store()`. */
   harness(): Harness;
+  /** The options `harness()` makes its harness with: for a wrapper that makes its own (`tracedHarness`). */
+  harnessOptions(): HarnessOptions;
   /** The tool's input schema as a zod shape (for `tool()`s that take one) and as an object schema. */
   shape(): z.ZodRawShape;
   schema(): z.ZodObject;
@@ -102,7 +104,10 @@ export function openWorld(spec: ToolSpec): World {
       return store;
     },
     harness() {
-      return createHarness({
+      return createHarness(world.harnessOptions());
+    },
+    harnessOptions() {
+      return {
         store: world.store(),
         clock,
         leaseMs: LEASE_MS,
@@ -110,7 +115,7 @@ export function openWorld(spec: ToolSpec): World {
         onEvent: (_event: HarnessEvent) => {
           if (faults.throwingHook) throw new Error("the telemetry exporter is down");
         },
-      });
+      };
     },
     shape() {
       return {
