@@ -76,7 +76,7 @@ export interface World {
   /** The tool's input schema as a zod shape (for `tool()`s that take one) and as an object schema. */
   shape(): z.ZodRawShape;
   schema(): z.ZodObject;
-  /** What the tool's body answers with: the owner's receipt as JSON text, for frameworks whose tools return text. */
+  /** Closes every store the world opened and removes its files. */
   close(): Promise<void>;
 }
 
