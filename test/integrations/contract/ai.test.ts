@@ -1,0 +1,4 @@
+import { testIntegration } from "./contract.js";
+import { ai6Driver } from "./drivers/ai.js";
+
+testIntegration(ai6Driver);

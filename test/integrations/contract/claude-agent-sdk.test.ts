@@ -1,0 +1,4 @@
+import { testIntegration } from "./contract.js";
+import { claudeAgentSdkDriver } from "./drivers/claude-agent-sdk.js";
+
+testIntegration(claudeAgentSdkDriver);

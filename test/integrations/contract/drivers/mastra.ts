@@ -1,0 +1,55 @@
+import { Mastra } from "@mastra/core/mastra";
+import { InMemoryStore } from "@mastra/core/storage";
+import { createTool } from "@mastra/core/tools";
+import { createStep, createWorkflow } from "@mastra/core/workflows";
+import { z } from "zod";
+import { idemkeyContext, idempotentMastraTool } from "../../../../src/mastra/index.js";
+import type { Driver } from "../driver.js";
+import { textOf } from "../world.js";
+
+/**
+ * `idempotentMastraTool` as a step of a Mastra workflow (`createStep(tool)`), run with `createRun({ runId })`: the run
+ * id is the task, so a second instance starting the same run id is the replay. Imported only on Node >= 22.13.
+ */
+export const mastraDriver: Driver = {
+  name: "idempotentMastraTool (Mastra workflow)",
+  async open(world) {
+    const { name, effect, noEffect } = world.spec;
+    const refund = idempotentMastraTool(
+      world.harness(),
+      createTool({
+        id: name,
+        description: "Refund a payment.",
+        inputSchema: world.schema(),
+        // Mastra makes a step of a tool only with both schemas; the owner's answer is checked by the table, not here.
+        outputSchema: z.any(),
+        execute: async () => world.owner.act(idemkeyContext()?.idempotencyKey),
+      }),
+      { effect, noEffect } as never,
+    );
+    const step = createStep(refund);
+    const workflow = createWorkflow({
+      id: "refunds",
+      inputSchema: world.schema(),
+      outputSchema: step.outputSchema,
+    })
+      .then(step)
+      .commit();
+    const mastra = new Mastra({
+      workflows: { refunds: workflow },
+      storage: new InMemoryStore(),
+      logger: false,
+    });
+    return {
+      async call(args, options) {
+        const run = await mastra.getWorkflow("refunds").createRun({ runId: world.taskId });
+        if (options?.signal)
+          options.signal.addEventListener("abort", () => void run.cancel(), { once: true });
+        const result = await run.start({ inputData: args as never });
+        if (result.status === "success") return { text: textOf(result.result) };
+        const error = "error" in result ? result.error : result;
+        return { text: textOf(error instanceof Error ? `${error.name}: ${error.message}` : error), error };
+      },
+    };
+  },
+};

@@ -1,0 +1,124 @@
+import { idempotencyKey } from "../../../../src/index.js";
+import {
+  IDEMPOTENCY_KEY_META,
+  type McpCallToolResult,
+  mcpDedupe,
+  mcpTool,
+  mcpTools,
+  REFUSAL_META,
+  Refusal,
+} from "../../../../src/mcp/index.js";
+import type { Driver } from "../driver.js";
+import type { Seen } from "../world.js";
+import { LEASE_MS } from "../world.js";
+import { endlessServer, ownerHandler, serve } from "./mcp-server.js";
+
+const NOT_MODEL_FACING =
+  "it makes a harness Tool: the application's own harness.call hands the result to its code, which shows the model";
+const WIRE_IS_JSON = "results cross the MCP wire as JSON text: the client never holds a value JSON cannot";
+
+/** What the client saw of a tool result: its text, and the result itself when it is an error. */
+export function seen(result: McpCallToolResult): Seen {
+  const text = result.content.map((part) => (part.type === "text" ? part.text : "")).join("\n");
+  if (result.isError !== true) return { text };
+  // The refusal mark is the owner's word for an unknown outcome, read as the neutral name the table checks.
+  const unknown = result._meta?.[REFUSAL_META] === Refusal.outcomeUnknown;
+  return {
+    text,
+    error: unknown ? Object.assign(new Error(text), { name: "OutcomeUnknownError", result }) : result,
+  };
+}
+
+/** `mcpTool` (v1 SDK) on a real server over the in-memory transport, called through the harness. */
+export const mcpToolDriver: Driver = {
+  name: "mcpTool (MCP SDK v1)",
+  notModelFacing: NOT_MODEL_FACING,
+  cannot: { "non-JSON result": WIRE_IS_JSON },
+  async open(world) {
+    const client = await serve(world);
+    const harness = world.harness();
+    const { name, effect, noEffect } = world.spec;
+    const tool = mcpTool(client, { name, effect, noEffect });
+    return {
+      async call(args, options) {
+        return seen(await harness.call(world.taskId, tool, args as never, options));
+      },
+      close: () => client.close(),
+    };
+  },
+};
+
+/** `mcpTools` (v1 SDK): the listed tool, called through the harness; and the listing of an endless server. */
+export const mcpToolsDriver: Driver = {
+  name: "mcpTools (MCP SDK v1)",
+  notModelFacing: NOT_MODEL_FACING,
+  cannot: {
+    "non-JSON result": WIRE_IS_JSON,
+    "refused with no effect, declared": "mcpTools takes effects by tool name only; a classifier is mcpTool's",
+  },
+  async open(world) {
+    const client = await serve(world);
+    const harness = world.harness();
+    const listed = await mcpTools(client, { effects: { [world.spec.name]: world.spec.effect } });
+    const { tool } = listed[world.spec.name]!;
+    return {
+      async call(args, options) {
+        return seen(await harness.call(world.taskId, tool, args as never, options));
+      },
+      close: () => client.close(),
+    };
+  },
+  async listEndless() {
+    const client = await endlessServer();
+    try {
+      return await mcpTools(client);
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+/**
+ * `mcpDedupe` (v1 SDK) as the owner: the handler is the effect, a plain client sends the key the harness would
+ * derive. A keyed effect is one whose rerun after a takeover is safe (`rerunAfterTakeover`); the handler says a
+ * refusal had no effect the way an owner does, with `noEffect: true` on what it throws.
+ */
+export const mcpDedupeDriver: Driver = {
+  name: "mcpDedupe (MCP SDK v1 server)",
+  notModelFacing: "it is the owner: the client that called it tells its model (mcpTool's row)",
+  cannot: { "non-JSON result": WIRE_IS_JSON },
+  async open(world) {
+    const dedupe = mcpDedupe({
+      store: world.store(),
+      leaseMs: LEASE_MS,
+      rerunAfterTakeover: world.spec.effect === "keyed",
+      onError: () => {
+        if (world.faults.throwingHook) throw new Error("the telemetry exporter is down");
+      },
+    });
+    const handler = ownerHandler(world);
+    const client = await serve(
+      world,
+      dedupe(world.spec.name, async (args: object, extra: object) => {
+        try {
+          return await handler(args, extra);
+        } catch (error) {
+          if (world.spec.noEffect(error)) Object.assign(error as object, { noEffect: true });
+          throw error;
+        }
+      }) as never,
+    );
+    return {
+      async call(args, options) {
+        const key = idempotencyKey(world.taskId, world.spec.name, args);
+        const result = await client.callTool(
+          { name: world.spec.name, arguments: args as never, _meta: { [IDEMPOTENCY_KEY_META]: key } },
+          undefined,
+          options,
+        );
+        return seen(result as McpCallToolResult);
+      },
+      close: () => client.close(),
+    };
+  },
+};

@@ -1,0 +1,4 @@
+import { testIntegration } from "./contract.js";
+import { langchainDriver } from "./drivers/langchain.js";
+
+testIntegration(langchainDriver);

@@ -1,0 +1,4 @@
+import { testIntegration } from "./contract.js";
+import { langgraphDriver } from "./drivers/langgraph.js";
+
+testIntegration(langgraphDriver);

@@ -1,0 +1,219 @@
+import { expect } from "vitest";
+import { defaultModelTexts } from "../../../src/harness/model-texts.js";
+import type { Driver, Instance, ScenarioId } from "./driver.js";
+import { Behaviour, REFUSAL } from "./owner.js";
+import { LEASE_MS, type Seen, saysRefused, type ToolSpec, type World } from "./world.js";
+
+/** What a scenario's steps get: the world, the driver, and the checks that depend on what the driver shows. */
+export interface Run {
+  world: World;
+  driver: Driver;
+  /** A new "process": the driver's adapter on a new harness over the same SQLite file. */
+  open(): Promise<Instance>;
+  /** Calls and always settles: a rejection becomes `{ error, text }`, as a caller that catches sees it. */
+  call(instance: Instance, options?: { signal?: AbortSignal }): Promise<Seen>;
+  /** The call's value came back (the owner's receipt is in what the model read). */
+  expectValue(seen: Seen, receipt: string): void;
+  /** The call was answered from the ledger and the model was told so. */
+  expectReplayed(seen: Seen, receipt: string): void;
+  /** The call's outcome is unknown and the model was told not to retry it. */
+  expectUnknown(seen: Seen): void;
+}
+
+/** One row of the table: the tool it calls, and the steps and observations that make the rule. */
+export interface Scenario {
+  readonly id: ScenarioId;
+  /** What the contract says, in one line: the test's name. */
+  readonly rule: string;
+  readonly effects: readonly ToolSpec["effect"][];
+  readonly behaviour: Behaviour;
+  readonly generatedDefault?: boolean;
+  /** A driver capability the scenario needs besides `open`, reported as not applicable when absent. */
+  readonly needs?: "listEndless";
+  steps(run: Run, effect: ToolSpec["effect"]): Promise<void>;
+}
+
+/** The table: the one place a scenario is defined. Every driver runs every row. */
+export const scenarios: readonly Scenario[] = [
+  {
+    id: "fresh call",
+    rule: "runs the tool once and hands back its value",
+    effects: ["keyed", "unguarded"],
+    behaviour: Behaviour.succeed,
+    async steps(run) {
+      const seen = await run.call(await run.open());
+      run.expectValue(seen, "r-1");
+      expect(run.world.owner.effects()).toBe(1);
+    },
+  },
+  {
+    id: "replay from a second instance",
+    rule: "a second instance on the same durable store replays the recorded value: no new effect, and the model is told it was already done",
+    effects: ["keyed", "unguarded"],
+    behaviour: Behaviour.succeed,
+    async steps(run) {
+      run.expectValue(await run.call(await run.open()), "r-1");
+      const again = await run.call(await run.open());
+      expect(run.world.owner.runs()).toBe(1);
+      expect(run.world.owner.effects()).toBe(1);
+      run.expectReplayed(again, "r-1");
+    },
+  },
+  {
+    id: "crash after the effect",
+    rule: "after a crash between the effect and the ledger write: keyed runs again with the same key (the owner dedupes), unguarded is unknown",
+    effects: ["keyed", "unguarded"],
+    behaviour: Behaviour.succeed,
+    async steps(run, effect) {
+      const { world } = run;
+      world.faults.dropCompletion = true;
+      await run.call(await run.open());
+      world.faults.dropCompletion = false;
+      world.clock.advance(2 * LEASE_MS);
+      const after = await run.call(await run.open());
+      expect(world.owner.effects()).toBe(1);
+      if (effect === "keyed") {
+        expect(world.owner.runs()).toBe(2);
+        expect(new Set(world.owner.keys()).size).toBe(1);
+        run.expectValue(after, "r-1");
+      } else {
+        expect(world.owner.runs()).toBe(1);
+        run.expectUnknown(after);
+      }
+    },
+  },
+  {
+    id: "refused with no effect, declared",
+    rule: "an error the tool declares as no effect releases the key: the identical call later runs, one effect in all",
+    effects: ["unguarded"],
+    behaviour: Behaviour.refuseFirst,
+    async steps(run) {
+      const instance = await run.open();
+      const refused = await run.call(instance);
+      expect(saysRefused(refused.error) || refused.text.includes(REFUSAL), "the refusal is handed back").toBe(
+        true,
+      );
+      run.world.owner.accept();
+      const later = await run.call(instance);
+      run.expectValue(later, "r-1");
+      expect(run.world.owner.effects()).toBe(1);
+    },
+  },
+  {
+    id: "error after the effect",
+    rule: "an error after the effect with no classifier: unguarded is unknown and never runs again, keyed runs again only with the same key",
+    effects: ["keyed", "unguarded"],
+    behaviour: Behaviour.failAfterEffect,
+    async steps(run, effect) {
+      const { owner } = run.world;
+      const first = await run.call(await run.open());
+      expect(first.error !== undefined || !first.text.includes("r-1"), "the failure is not a value").toBe(
+        true,
+      );
+      const again = await run.call(await run.open());
+      expect(owner.effects()).toBe(1);
+      if (effect === "keyed") {
+        expect(owner.keys().every((key) => key !== null && key === owner.keys()[0])).toBe(true);
+      } else {
+        expect(owner.runs(), "an unguarded call that failed after its effect never runs again").toBe(1);
+        run.expectUnknown(first);
+        run.expectUnknown(again);
+      }
+    },
+  },
+  {
+    id: "schema default",
+    rule: "a schema that generates a field per call does not change the key: a replay is the same call",
+    effects: ["keyed"],
+    behaviour: Behaviour.succeed,
+    generatedDefault: true,
+    async steps(run) {
+      await run.call(await run.open());
+      const again = await run.call(await run.open());
+      expect(new Set(run.world.owner.keys()).size, "one key for the same call").toBe(1);
+      expect(run.world.owner.effects()).toBe(1);
+      run.expectReplayed(again, "r-1");
+    },
+  },
+  {
+    id: "non-JSON result",
+    rule: "a keyed tool whose value JSON cannot hold ran once, and its key is final: a repeat does not run it again",
+    effects: ["keyed"],
+    behaviour: Behaviour.nonJson,
+    async steps(run) {
+      await run.call(await run.open());
+      await run.call(await run.open());
+      expect(run.world.owner.runs()).toBe(1);
+      expect(run.world.owner.effects()).toBe(1);
+    },
+  },
+  {
+    id: "abort while running",
+    rule: "the caller hangs up while the tool runs: the call settles, and a later call makes no second effect",
+    effects: ["keyed", "unguarded"],
+    behaviour: Behaviour.holdUntilAbort,
+    async steps(run) {
+      const { world } = run;
+      const first = run.call(await run.open(), { signal: world.caller.signal });
+      await world.owner.firstEffect;
+      world.caller.abort(new Error("the user closed the chat"));
+      await first;
+      await run.call(await run.open());
+      expect(world.owner.effects()).toBe(1);
+    },
+  },
+  {
+    id: "failing telemetry hook",
+    rule: "a hook that throws is reported, never thrown into the call: the value still comes back",
+    effects: ["keyed"],
+    behaviour: Behaviour.succeed,
+    async steps(run) {
+      run.world.faults.throwingHook = true;
+      const seen = await run.call(await run.open());
+      run.expectValue(seen, "r-1");
+      expect(run.world.owner.effects()).toBe(1);
+    },
+  },
+  {
+    id: "endless listing",
+    rule: "listing a server that pages forever fails with a typed error naming the server",
+    effects: ["keyed"],
+    behaviour: Behaviour.succeed,
+    needs: "listEndless",
+    async steps(run) {
+      const listing = run.driver.listEndless?.();
+      await expect(listing).rejects.toThrow(/endless/);
+      const error = await listing?.catch((e: unknown) => e);
+      expect((error as Error).name).not.toBe("Error");
+      expect((error as Error).name).not.toBe("TypeError");
+    },
+  },
+];
+
+/** The checks of what a call showed, for a driver that shows the model its answer or one that does not. */
+export function checks(
+  world: World,
+  driver: Driver,
+): Pick<Run, "expectValue" | "expectReplayed" | "expectUnknown"> {
+  const context = () => ({ tool: world.spec.name, key: world.owner.keys()[0] ?? "" });
+  return {
+    expectValue(seen, receipt) {
+      expect(seen.error, `no error: ${seen.text}`).toBeUndefined();
+      expect(seen.text).toContain(receipt);
+    },
+    expectReplayed(seen, receipt) {
+      expect(seen.error, `no error: ${seen.text}`).toBeUndefined();
+      expect(seen.text).toContain(receipt);
+      if (driver.notModelFacing === undefined)
+        expect(seen.text).toContain(defaultModelTexts.replayed(context()));
+    },
+    expectUnknown(seen) {
+      expect(seen.text, "an unknown outcome is not a value").not.toContain("r-1");
+      if (driver.notModelFacing === undefined) {
+        expect(seen.text).toContain(defaultModelTexts.outcomeUnknown(context()));
+      } else {
+        expect((seen.error as Error).name).toBe("OutcomeUnknownError");
+      }
+    },
+  };
+}
