@@ -92,9 +92,16 @@ describe("what the core and the adapters load", () => {
     expect([...packages]).toEqual(["@opentelemetry/api"]);
   });
 
-  it("idemkey/mcp, idemkey/ai and idemkey/claude-agent-sdk load no framework code of their own: they use only its types", () => {
-    for (const entry of ["src/mcp/index.ts", "src/ai/index.ts", "src/claude-agent-sdk/index.ts"]) {
+  it("idemkey/mcp and idemkey/claude-agent-sdk load no framework code of their own: they use only its types", () => {
+    for (const entry of ["src/mcp/index.ts", "src/claude-agent-sdk/index.ts"]) {
       expect(resolvedBy(entry).filter((u) => u.includes("/node_modules/"))).toEqual([]);
     }
+  });
+
+  it("idemkey/ai loads its peer, the application's own `ai`, and nothing else first", () => {
+    // `asSchema` and `jsonSchema` wrap a tool's schema of any kind (zod 3 or 4, Standard Schema, JSON Schema) so that
+    // the key comes from what the model sent, before the schema fills defaults in (docs/integration-contract.md).
+    const loaded = resolvedBy("src/ai/index.ts").filter((u) => u.includes("/node_modules/"));
+    expect(loaded[0]).toMatch(/\/node_modules\/ai\/dist\//);
   });
 });

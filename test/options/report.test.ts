@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ToolCallError } from "../../src/errors/tool-call-error.js";
 import { createHarness, defineTool } from "../../src/harness/index.js";
 import { mcpDedupe } from "../../src/mcp/index.js";
 import { idempotencyEngine } from "../../src/owner/engine.js";
@@ -28,10 +29,13 @@ afterEach(() => {
 });
 
 async function mcpCall(options: Parameters<typeof mcpDedupe>[0]) {
-  const handler = mcpDedupe(options)("create", async () => ({
-    content: [{ type: "text" as const, text: "failed" }],
-    isError: true,
-  }));
+  // A handler that said it did nothing: the key is released (an error result without that is saved instead).
+  const handler = mcpDedupe(options)(
+    "create",
+    async (): Promise<{ content: { type: "text"; text: string }[] }> => {
+      throw new ToolCallError("failed", { noEffect: true });
+    },
+  );
   return handler({}, { _meta: { [META]: "k-1" } });
 }
 
