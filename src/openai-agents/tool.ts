@@ -63,8 +63,9 @@ export type IdempotencyOptions<
  * `errorFunction`) is the SDK's, unchanged, so the model sees the same tool. `execute` reads its key with
  * `idemkeyContext(details)` and must return JSON (a string, say), which the ledger records.
  *
- * The model reads the harness's `modelTexts`: a call answered from the ledger gets the `replayed` text before a string
- * output (other outputs reach the model as recorded), and a call whose outcome is unknown answers the `outcomeUnknown`
+ * The model reads the harness's `modelTexts`: a call answered from the ledger gets the `replayed` text before its
+ * output, which then reaches the run as that text (a string, or other JSON as its JSON text, as the SDK shows it to
+ * the model; structured outputs and tools with an `outputSchema` are returned as recorded), and a call whose outcome is unknown answers the `outcomeUnknown`
  * text through the tool's error function (the application's own `errorFunction` answers every other error).
  *
  * Wrapping `execute` rather than a finished `FunctionTool` is deliberate: the SDK turns a thrown error into text for
@@ -151,14 +152,24 @@ export function idempotentTool<
       });
       const signal = details?.signal;
       const done = await harness.callWithOutcome(id, call, input, signal ? { signal } : undefined);
-      if (!done.replayed || typeof done.value !== "string" || rest.outputSchema !== undefined) {
-        return done.value;
-      }
+      const shown = modelText(done.value);
+      if (!done.replayed || shown === undefined || rest.outputSchema !== undefined) return done.value;
       const text = texts.replayed({ tool: made.name, key: harness.key(id, call, input) });
-      return `${text}\n\n${done.value}`;
+      return `${text}\n\n${shown}`;
     },
   } as ToolOptions<TParameters, Context, TOutputSchema>);
   return made;
+}
+
+/**
+ * The text the SDK shows the model for an output without an output schema: a string as it is, other JSON as its
+ * JSON text. `undefined` for the SDK's structured outputs (`{ type: "text" | "image" | ... }`), which it turns into
+ * content items of their own and which a text in front would break.
+ */
+function modelText(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value !== "object" || value === null || "type" in value) return undefined;
+  return JSON.stringify(value);
 }
 
 /** The arguments of the model's tool call, parsed from its JSON text; `undefined` where the SDK passed no call. */

@@ -104,9 +104,9 @@ describe.each(["v1", "v2"] as const)("an error result on the %s SDK", (line) => 
         HarnessEvent,
         { type: "retried" }
       >[];
-      // The first answer is the SDK's error result for the throw: unmarked, so it says nothing of the effect.
-      expect(retried[0]?.error).toBeInstanceOf(McpToolError);
-      expect((retried[0]!.error as McpToolError).noEffect).toBeUndefined();
+      // Even the first answer is mcpDedupe's outcome_unknown refusal: the server knows its handler threw, and says
+      // so rather than let the SDK turn the throw into an error result that says nothing of the effect.
+      expect(retried[0]?.error).toBeInstanceOf(OutcomeUnknownError);
       expect(mail.sent("send_email_deduped")).toBe(3);
 
       // Another agent process (its ledger gone) repeats the call: the server still refuses it.
@@ -233,8 +233,8 @@ describe.each(["v1", "v2"] as const)(
         createHarness().call("thread-9", mcpTool(one, { name: "send_email_deduped", effect: "keyed" }), args),
       );
       await one.close();
-      // The first answer is the SDK's error result for the throw; the keyed client released its own record.
-      expect(first).toBeInstanceOf(McpToolError);
+      // The first answer is already the server's outcome_unknown refusal; the keyed client released its own record.
+      expect(first).toBeInstanceOf(OutcomeUnknownError);
 
       // A new agent (its memory ledger gone) and a new server process on the same SQLite file repeat the call.
       const two = await start(db, file);

@@ -4,6 +4,7 @@ import { LeaseLostError } from "../../errors/lease-lost-error.js";
 import { hadNoEffect } from "../../harness/retry.js";
 import { canonicalize } from "../../key/canonicalize.js";
 import { sha256Hex } from "../../key/idempotency-key.js";
+import { describeThrown } from "../../options/describe.js";
 import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
 import { NO_EFFECT_META, REFUSAL_META, REPLAYED_META, Refusal } from "../meta.js";
 import type { McpCallToolResult } from "../types.js";
@@ -156,10 +157,14 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
           await release(hold, report);
           return noEffectResult(error) as Result<R>;
         }
-        // The SDK answers a throw with an error result that cannot say whether the tool acted before it threw (an
-        // email sent, then a connection reset): a retry is refused, never run again (step "mark unknown").
+        // The SDK would answer a throw with an error result that cannot say whether the tool acted before it threw
+        // (an email sent, then a connection reset): the server knows the outcome is unknown, so it says so now, and
+        // a retry is refused, never run again (step "mark unknown").
         await markUnknown(hold, report);
-        throw error;
+        return refuse(
+          Refusal.outcomeUnknown,
+          `${THREW} ${describeThrown(error).replace(/\.$/, "")}. ${UNKNOWN_NEXT}`,
+        );
       }
       let text: string | undefined;
       try {
@@ -203,9 +208,11 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
   }
 }
 
-const UNKNOWN =
-  "An earlier call with this idempotency key failed or was interrupted while it ran, and it may or may not have taken " +
-  "effect, so it is not run again. Check whether it took effect before calling again with a new key.";
+const UNKNOWN_NEXT =
+  "It may or may not have taken effect, so it is not run again. Check whether it took effect before calling again " +
+  "with a new key.";
+const UNKNOWN = `An earlier call with this idempotency key failed or was interrupted while it ran. ${UNKNOWN_NEXT}`;
+const THREW = "The tool failed while it ran:";
 
 /** The answer to a handler that threw with `noEffect: true`: its message, marked so that the client frees the key. */
 function noEffectResult(error: unknown): McpCallToolResult {

@@ -15,6 +15,10 @@ import { endlessServer, ownerHandler, serve } from "./mcp-server.js";
 
 const NOT_MODEL_FACING =
   "it makes a harness Tool: the application's own harness.call hands the result to its code, which shows the model";
+/** Shared with the v2 driver: what mcpDedupe cannot see of a call. */
+export const SERVER_SCHEMA_DEFAULT =
+  "the SDK hands a server's handler the arguments after its own input schema filled defaults, and no raw arguments, " +
+  "so a server whose schema generates a value per call fingerprints each call anew (README: mcpDedupe)";
 const WIRE_IS_JSON = "results cross the MCP wire as JSON text: the client never holds a value JSON cannot";
 
 /** What the client saw of a tool result: its text, and the result itself when it is an error. */
@@ -52,14 +56,14 @@ export const mcpToolDriver: Driver = {
 export const mcpToolsDriver: Driver = {
   name: "mcpTools (MCP SDK v1)",
   notModelFacing: NOT_MODEL_FACING,
-  cannot: {
-    "non-JSON result": WIRE_IS_JSON,
-    "refused with no effect, declared": "mcpTools takes effects by tool name only; a classifier is mcpTool's",
-  },
+  cannot: { "non-JSON result": WIRE_IS_JSON },
   async open(world) {
     const client = await serve(world);
     const harness = world.harness();
-    const listed = await mcpTools(client, { effects: { [world.spec.name]: world.spec.effect } });
+    const listed = await mcpTools(client, {
+      effects: { [world.spec.name]: world.spec.effect },
+      noEffect: world.spec.noEffect,
+    });
     const { tool } = listed[world.spec.name]!;
     return {
       async call(args, options) {
@@ -86,7 +90,7 @@ export const mcpToolsDriver: Driver = {
 export const mcpDedupeDriver: Driver = {
   name: "mcpDedupe (MCP SDK v1 server)",
   notModelFacing: "it is the owner: the client that called it tells its model (mcpTool's row)",
-  cannot: { "non-JSON result": WIRE_IS_JSON },
+  cannot: { "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
   async open(world) {
     const dedupe = mcpDedupe({
       store: world.store(),
