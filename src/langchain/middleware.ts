@@ -7,8 +7,10 @@ import { modelTextsOf } from "../harness/model-texts.js";
 import { Effect, type Harness, type ToolPolicy } from "../harness/types.js";
 import { calls } from "../langgraph/context.js";
 import { defaultTaskId } from "../langgraph/task-id.js";
-import { ToolMessage, textOf, unknownMessage, withReplayedText } from "../langgraph/tool-message.js";
+import { textOf, toolMessages } from "../langgraph/tool-message.js";
 import { importPeer } from "../peer/import-peer.js";
+
+const { ToolMessage, unknownMessage, withReplayedText } = await toolMessages("idemkey/langchain");
 
 const { createMiddleware } = await importPeer("idemkey/langchain", "langchain", () => import("langchain"));
 

@@ -12,7 +12,9 @@ import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
 import { calls } from "./context.js";
 import { resolveTaskId } from "./task-id.js";
-import { ToolMessage, textOf, unknownMessage, withReplayedText } from "./tool-message.js";
+import { textOf, toolMessages } from "./tool-message.js";
+
+const { ToolMessage, unknownMessage, withReplayedText } = await toolMessages("idemkey/langgraph");
 
 const { tool } = await importPeer(
   "idemkey/langgraph",

@@ -88,6 +88,8 @@ const subpaths = Object.keys(manifest.exports)
  */
 const PEERS: Record<string, string[]> = {
   "idemkey/sqlite": ["better-sqlite3"],
+  // asSchema and jsonSchema wrap a tool's schema so that the key is what the model sent (docs/integration-contract.md).
+  "idemkey/ai": ["ai"],
   "idemkey/openai-agents": ["@openai/agents"],
   "idemkey/otel": ["@opentelemetry/api"],
   "idemkey/langgraph": ["@langchain/core", "@langchain/langgraph"],
