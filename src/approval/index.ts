@@ -1,5 +1,5 @@
 import { LedgerStateError } from "../errors/ledger-state-error.js";
-import type { Harness, Tool } from "../harness/types.js";
+import type { CallOutcome, Harness, Tool } from "../harness/types.js";
 
 /**
  * What a framework's own pause (LangGraph's `interrupt()`, Mastra's `suspend()`) carries to the person when a call
@@ -31,7 +31,7 @@ const POLL_MS = 5;
  * returns `undefined` once it has suspended, as Mastra's `suspend()`) or returns the person's decision on resume. The
  * decision is recorded in the ledger against that key (`harness.approve` / `harness.deny`), and from then on the
  * ledger decides: a denied call stays denied on every later resume; an approved one runs once and replays.
- * Returns `undefined` when the run was paused.
+ * Returns `undefined` when the run was paused, else the value and whether it was `replayed` (`callWithOutcome`).
  */
 export async function callWithApproval<A, R>(
   harness: Harness,
@@ -40,12 +40,12 @@ export async function callWithApproval<A, R>(
   args: A,
   signal: AbortSignal | undefined,
   ask: (request: ApprovalRequest) => unknown,
-): Promise<{ value: R } | undefined> {
+): Promise<CallOutcome<R> | undefined> {
   const key = harness.key(taskId, tool, args);
   const entry = await harness.get(key);
   const options = signal ? { signal } : undefined;
   if (entry !== undefined && entry.state !== "awaiting_approval") {
-    return { value: await harness.call(taskId, tool, args, options) };
+    return harness.callWithOutcome(taskId, tool, args, options);
   }
 
   const request: ApprovalRequest = { type: "idemkey/approval", key, tool: tool.name, args };
@@ -54,7 +54,7 @@ export async function callWithApproval<A, R>(
   checkDecision(decision, key);
   // The call parks its record (or finds it parked), then the decision moves it on.
   let settled = false;
-  const parked = harness.call(taskId, tool, args, options).finally(() => {
+  const parked = harness.callWithOutcome(taskId, tool, args, options).finally(() => {
     settled = true;
   });
   parked.catch(() => {});
@@ -73,7 +73,7 @@ export async function callWithApproval<A, R>(
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
-  return { value: await parked };
+  return parked;
 }
 
 function checkDecision(decision: unknown, key: string): asserts decision is ApprovalDecision {

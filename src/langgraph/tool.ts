@@ -131,19 +131,14 @@ export function idempotentTool<T extends StructuredToolInterface>(
         ...call,
         run: (args, ctx) => calls.run(ctx, () => runInner(wrapped, args, config, withArtifact)),
       });
-      if (requiresApproval) {
-        // interrupt() throws LangGraph's GraphInterrupt the first time; on resume it returns the person's decision.
-        const done = await callWithApproval(harness, taskId, run, input, signal, (request: ApprovalRequest) =>
-          interrupt(request),
-        );
-        return done?.value;
-      }
-      const { value, replayed } = await harness.callWithOutcome(
-        taskId,
-        run,
-        input,
-        signal ? { signal } : undefined,
-      );
+      const done = requiresApproval
+        ? // interrupt() throws LangGraph's GraphInterrupt the first time; on resume it returns the person's decision.
+          await callWithApproval(harness, taskId, run, input, signal, (request: ApprovalRequest) =>
+            interrupt(request),
+          )
+        : await harness.callWithOutcome(taskId, run, input, signal ? { signal } : undefined);
+      if (done === undefined) return undefined;
+      const { value, replayed } = done;
       if (replayed && invocation !== undefined) {
         invocation.replayedText = texts.replayed({ tool: call.name, key: harness.key(taskId, run, input) });
       }

@@ -159,6 +159,7 @@ export function idempotentMastraTool<T extends MastraTool>(
             return undefined;
           },
         );
+        if (done?.replayed) told.replayed(done.value, harness.key(taskId, call, input));
         return done?.value;
       } catch (error) {
         throw told.thrown(error);

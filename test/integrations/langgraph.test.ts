@@ -133,6 +133,13 @@ describe("defaultTaskId", () => {
   });
 });
 
+/** The content of the last tool message of an agent's answer, as the model reads it. */
+function lastToolText(state: unknown): string {
+  const messages = (state as { messages: { type?: string; content: unknown }[] }).messages;
+  const last = messages.filter((m) => m.type === "tool").at(-1);
+  return typeof last?.content === "string" ? last.content : JSON.stringify(last?.content);
+}
+
 describe("idempotentTool with requiresApproval, in LangChain's createAgent (its ToolNode) on a checkpointer", () => {
   const config = (thread: string) => ({ configurable: { thread_id: thread } });
 
@@ -175,9 +182,13 @@ describe("idempotentTool with requiresApproval, in LangChain's createAgent (its 
     expect(await harness.get(key)).toBeUndefined();
 
     const decision: ApprovalDecision = { key, approve: true, by: "ana" };
-    await agent.invoke(new Command({ resume: decision }), config("t-a"));
-    await agent.invoke(new Command({ resume: decision }), checkpoint);
+    const ran = await agent.invoke(new Command({ resume: decision }), config("t-a"));
+    const again = await agent.invoke(new Command({ resume: decision }), checkpoint);
     expect(effects(log)).toEqual([{ seq: 1, kind: "refund", input: REFUND, key }]);
+    // The approved call ran on the first resume; the second is answered from the ledger, and the model is told so.
+    const replayed = defaultModelTexts.replayed({ tool: "refund", key });
+    expect(lastToolText(ran)).not.toContain(replayed);
+    expect(lastToolText(again)).toContain(replayed);
     const entry = await harness.get(key);
     expect(entry?.state).toBe("completed");
     expect(entry?.events.filter((e) => e.type === "approved")).toEqual([
