@@ -1,4 +1,5 @@
 import type { Tool } from "ai";
+import { withText } from "../harness/model-texts.js";
 
 type ToolResultOutput = Awaited<ReturnType<NonNullable<Tool["toModelOutput"]>>>;
 
@@ -32,20 +33,7 @@ export function replayNotes(own: ToModelOutput | undefined) {
         : typeof options.output === "string"
           ? { type: "text", value: options.output }
           : { type: "json", value: (options.output ?? null) as never };
-      return text === undefined ? output : prepend(text, output);
+      return text === undefined ? output : (withText(text, output) as ToolResultOutput);
     },
   };
-}
-
-function prepend(text: string, output: ToolResultOutput): ToolResultOutput {
-  switch (output.type) {
-    case "text":
-      return { ...output, value: `${text}\n\n${output.value}` };
-    case "json":
-      return { type: "text", value: `${text}\n\n${JSON.stringify(output.value)}` };
-    case "content":
-      return { ...output, value: [{ type: "text", text }, ...output.value] };
-    default:
-      return output;
-  }
 }

@@ -54,3 +54,30 @@ export function resolveModelTexts(texts: Partial<ModelTexts> | undefined): Model
 export function modelTextsOf(harness: { modelTexts?: ModelTexts }): ModelTexts {
   return harness.modelTexts ?? defaultModelTexts;
 }
+
+/**
+ * A tool result as the model reads it in the AI SDK's shape (`ToolResultOutput`), which Mastra shares: the kinds a
+ * text can be put before. Others pass through.
+ */
+export type ModelOutput =
+  | { type: "text"; value: string }
+  | { type: "json"; value: unknown }
+  | { type: "content"; value: unknown[] }
+  | { type: string; value?: unknown };
+
+/** `output` with `text` before it: a paragraph of a text, a JSON value as its text, a first text part of content. */
+export function withText<O extends ModelOutput>(
+  text: string,
+  output: O,
+): O | { type: "text"; value: string } {
+  switch (output.type) {
+    case "text":
+      return { ...output, value: `${text}\n\n${output.value as string}` };
+    case "json":
+      return { type: "text", value: `${text}\n\n${JSON.stringify(output.value)}` };
+    case "content":
+      return { ...output, value: [{ type: "text", text }, ...(output.value as unknown[])] };
+    default:
+      return output;
+  }
+}

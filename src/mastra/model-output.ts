@@ -1,13 +1,6 @@
 import { isOutcomeUnknownError } from "../errors/guards.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
-import type { ModelTexts } from "../harness/model-texts.js";
-
-/** A tool result as Mastra hands it to the model (the AI SDK's `ToolResultOutput`), as far as this file reads it. */
-type ModelOutput =
-  | { type: "text"; value: string }
-  | { type: "json"; value: unknown }
-  | { type: "content"; value: unknown[] }
-  | { type: string; value?: unknown };
+import { type ModelOutput, type ModelTexts, withText } from "../harness/model-texts.js";
 
 /**
  * What the agent's model reads where a call did not simply run, in the words of the harness's `modelTexts`. Mastra
@@ -29,7 +22,7 @@ export function modelOutput(
       const mapped = own ? ((await own(output)) as ModelOutput | undefined) : undefined;
       const text = typeof output === "object" && output !== null ? replayed.get(output) : undefined;
       if (text === undefined) return mapped;
-      return prepend(text, mapped ?? { type: "json", value: output });
+      return withText(text, mapped ?? { type: "json", value: output });
     },
     /** The error the tool throws: for an unknown outcome, the model's words (Mastra shows it the message). */
     thrown(error: unknown): unknown {
@@ -39,17 +32,4 @@ export function modelOutput(
       });
     },
   };
-}
-
-function prepend(text: string, output: ModelOutput): ModelOutput {
-  switch (output.type) {
-    case "text":
-      return { ...output, value: `${text}\n\n${output.value as string}` };
-    case "json":
-      return { type: "text", value: `${text}\n\n${JSON.stringify(output.value)}` };
-    case "content":
-      return { ...output, value: [{ type: "text", text }, ...(output.value as unknown[])] };
-    default:
-      return output;
-  }
 }
