@@ -11,13 +11,25 @@ export type ScenarioId =
   | "non-JSON result"
   | "abort while running"
   | "failing telemetry hook"
-  | "endless listing";
+  | "endless listing"
+  | "approval";
 
 /** One process's adapter, built on `world.harness()` (or `world.store()`): the framework's entry point, called. */
 export interface Instance {
   /** Calls the tool with `args` through the framework's real entry point; the caller hangs up on `signal`. */
   call(args: object, options?: { signal?: AbortSignal }): Promise<Seen>;
   close?(): Promise<void>;
+}
+
+/** A person's decision on a paused call, as the scenario gives it: the driver carries it the framework's way. */
+export type Decision = { readonly approve: true } | { readonly approve: false; readonly reason: string };
+
+/** A call its framework paused for a person's decision, before any effect. */
+export interface Paused {
+  /** The idempotency key the pause is bound to (the key the call will run under once approved). */
+  readonly key: string;
+  /** Gives the decision the framework's way and resumes the call: what the model (or the caller) saw then. */
+  decide(decision: Decision): Promise<Seen>;
 }
 
 /**
@@ -39,4 +51,10 @@ export interface Driver {
   open(world: World): Promise<Instance>;
   /** Lists an endless server's tools (a framework that lists): must fail, typed, naming the server. */
   listEndless?(): Promise<unknown>;
+  /**
+   * Calls the spec's tool, made to require approval the framework's way, with `args` in a new process on the world's
+   * store: the framework pauses it for a decision (`Paused`), or, when the ledger has already decided (a replay, a
+   * denial), answers at once (`Seen`).
+   */
+  askApproval?(world: World, args: object): Promise<Paused | Seen>;
 }

@@ -15,6 +15,8 @@ export type Executed = { readonly value: unknown } | { readonly error: unknown; 
 /** One durable engine in the engines' table: runs the spec's tool as one step through the engine's adapter. */
 export interface EngineDriver {
   readonly name: string;
+  /** Why the whole driver cannot run here (its server is not reachable). */
+  readonly skip?: string;
   readonly cannot?: Partial<Record<EngineScenario["id"], string>>;
   /** Executes the step once, in a new worker (`world.harness()`), as the engine would. */
   execute(world: World, execution: Execution): Promise<Executed>;
@@ -102,7 +104,7 @@ export function testEngine(driver: EngineDriver): void {
     });
     for (const scenario of engineScenarios) {
       const name = `${scenario.id} (${scenario.effect}): ${scenario.rule}`;
-      const cannot = driver.cannot?.[scenario.id];
+      const cannot = driver.skip ?? driver.cannot?.[scenario.id];
       if (cannot !== undefined) {
         it.skip(`${name} [cannot: ${cannot}]`, () => {});
         continue;

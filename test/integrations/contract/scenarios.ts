@@ -1,8 +1,8 @@
 import { expect } from "vitest";
 import { defaultModelTexts } from "../../../src/harness/model-texts.js";
-import type { Driver, Instance, ScenarioId } from "./driver.js";
+import type { Driver, Instance, Paused, ScenarioId } from "./driver.js";
 import { Behaviour, REFUSAL } from "./owner.js";
-import { LEASE_MS, type Seen, saysRefused, type ToolSpec, type World } from "./world.js";
+import { ARGS, LEASE_MS, type Seen, saysRefused, type ToolSpec, type World } from "./world.js";
 
 /** What a scenario's steps get: the world, the driver, and the checks that depend on what the driver shows. */
 export interface Run {
@@ -188,7 +188,45 @@ export const scenarios: readonly Scenario[] = [
       expect((error as Error).name).not.toBe("TypeError");
     },
   },
+  {
+    id: "approval",
+    rule: "a call that requires approval parks bound to its key; approving runs it once, a replay replays, a denied call never runs",
+    effects: ["keyed"],
+    behaviour: Behaviour.succeed,
+    async steps(run) {
+      const { world, driver } = run;
+      const ask = driver.askApproval?.bind(driver);
+      if (ask === undefined)
+        throw new Error(`${driver.name} has no askApproval: declare the row cannot, with why`);
+      const { owner } = world;
+
+      const asked = paused(await ask(world, ARGS));
+      expect(owner.runs(), "nothing runs before the decision").toBe(0);
+      run.expectValue(await asked.decide({ approve: true }), "r-1");
+      expect(owner.effects()).toBe(1);
+      expect(owner.keys(), "the approved call runs under the key it was paused with").toEqual([asked.key]);
+
+      // A framework that asks the person on every run (the OpenAI Agents SDK) asks again: approved, it replays.
+      const asked2 = await ask(world, ARGS);
+      const replay = "decide" in asked2 ? await asked2.decide({ approve: true }) : asked2;
+      run.expectReplayed(replay, "r-1");
+      expect(owner.runs()).toBe(1);
+
+      const other = paused(await ask(world, { ...ARGS, cents: 500_000 }));
+      expect(other.key, "another call is another decision").not.toBe(asked.key);
+      const denied = await other.decide({ approve: false, reason: "not this one" });
+      expect(denied.text, "a denied call has no value").not.toMatch(/r-\d/);
+      await ask(world, { ...ARGS, cents: 500_000 });
+      expect(owner.runs(), "a denied call never runs, even asked again").toBe(1);
+      expect(owner.effects()).toBe(1);
+    },
+  },
 ];
+
+function paused(answer: Paused | Seen): Paused {
+  if (!("decide" in answer)) throw new Error(`the call was not paused for approval: ${answer.text}`);
+  return answer;
+}
 
 /** The checks of what a call showed, for a driver that shows the model its answer or one that does not. */
 export function checks(

@@ -21,6 +21,11 @@ export const aiDriver = (
 ): Driver => ({
   name,
   ...(skip === undefined ? {} : { skip }),
+  cannot: {
+    approval:
+      "idempotentTools takes no approval option: the AI SDK's own needsApproval decides before execute, outside the " +
+      "ledger, and idemkey binds no key to it",
+  },
   async open(world) {
     const { name, effect, noEffect } = world.spec;
     const tools = idempotentTools(

@@ -11,6 +11,11 @@ import type { Driver } from "../driver.js";
  */
 export const claudeAgentSdkDriver: Driver = {
   name: "idempotentSdkTool (Claude Agent SDK)",
+  cannot: {
+    approval:
+      "idempotentSdkTool takes no approval option: the Claude Agent SDK asks through canUseTool, before the tool and " +
+      "outside the ledger",
+  },
   async open(world) {
     const { name, effect, noEffect } = world.spec;
     const refund = tool(

@@ -7,6 +7,11 @@ import type { Driver } from "../driver.js";
 /** `idempotencyMiddleware` (LangChain) on `createAgent`'s tool-call hook, with LangChain's fake tool-calling model. */
 export const langchainDriver: Driver = {
   name: "idempotencyMiddleware (LangChain createAgent)",
+  cannot: {
+    approval:
+      "idempotencyMiddleware takes no approval option: LangChain's humanInTheLoopMiddleware decides before the tool, " +
+      "outside the ledger (key-bound approval is LangGraph's idempotentTool({ requiresApproval }))",
+  },
   async open(world) {
     const { name, effect, noEffect } = world.spec;
     const refund = tool(async () => world.owner.act(idemkeyContext()?.idempotencyKey), {

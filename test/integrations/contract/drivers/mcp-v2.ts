@@ -10,7 +10,7 @@ import {
 } from "../../../../src/mcp/index.js";
 import type { Driver } from "../driver.js";
 import { LEASE_MS, type World } from "../world.js";
-import { SERVER_SCHEMA_DEFAULT, seen } from "./mcp.js";
+import { NO_APPROVAL, SERVER_SCHEMA_DEFAULT, seen } from "./mcp.js";
 
 type Handler = (args: object, ctx: object) => Promise<McpCallToolResult>;
 
@@ -40,7 +40,7 @@ export const mcpToolV2Driver: Driver = {
   name: "mcpTool (MCP SDK v2)",
   notModelFacing:
     "it makes a harness Tool: the application's own harness.call hands the result to its code, which shows the model",
-  cannot: { "non-JSON result": WIRE_IS_JSON },
+  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON },
   async open(world) {
     const client = await serveV2(world);
     const harness = world.harness();
@@ -59,7 +59,7 @@ export const mcpToolV2Driver: Driver = {
 export const mcpDedupeV2Driver: Driver = {
   name: "mcpDedupe (MCP SDK v2 server)",
   notModelFacing: "it is the owner: the client that called it tells its model (mcpTool's row)",
-  cannot: { "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
+  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
   async open(world) {
     const dedupe = mcpDedupe({
       store: world.store(),

@@ -19,6 +19,10 @@ const NOT_MODEL_FACING =
 export const SERVER_SCHEMA_DEFAULT =
   "the SDK hands a server's handler the arguments after its own input schema filled defaults, and no raw arguments, " +
   "so a server whose schema generates a value per call fingerprints each call anew (README: mcpDedupe)";
+/** Shared with the v2 driver. */
+export const NO_APPROVAL =
+  "MCP has no approval in the protocol (a client's confirmation is its own UI), and the MCP adapters take no " +
+  "requiresApproval";
 const WIRE_IS_JSON = "results cross the MCP wire as JSON text: the client never holds a value JSON cannot";
 
 /** What the client saw of a tool result: its text, and the result itself when it is an error. */
@@ -37,7 +41,7 @@ export function seen(result: McpCallToolResult): Seen {
 export const mcpToolDriver: Driver = {
   name: "mcpTool (MCP SDK v1)",
   notModelFacing: NOT_MODEL_FACING,
-  cannot: { "non-JSON result": WIRE_IS_JSON },
+  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON },
   async open(world) {
     const client = await serve(world);
     const harness = world.harness();
@@ -56,7 +60,7 @@ export const mcpToolDriver: Driver = {
 export const mcpToolsDriver: Driver = {
   name: "mcpTools (MCP SDK v1)",
   notModelFacing: NOT_MODEL_FACING,
-  cannot: { "non-JSON result": WIRE_IS_JSON },
+  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON },
   async open(world) {
     const client = await serve(world);
     const harness = world.harness();
@@ -90,7 +94,7 @@ export const mcpToolsDriver: Driver = {
 export const mcpDedupeDriver: Driver = {
   name: "mcpDedupe (MCP SDK v1 server)",
   notModelFacing: "it is the owner: the client that called it tells its model (mcpTool's row)",
-  cannot: { "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
+  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
   async open(world) {
     const dedupe = mcpDedupe({
       store: world.store(),

@@ -23,8 +23,8 @@ function failingProcessor(world: World): SpanProcessor {
 }
 
 /** `tracedHarness`, with a span processor that throws while the scenario's hooks do: the bare harness's row. */
-export const otelDriver = harnessDriverOf("tracedHarness (OpenTelemetry)", (world) =>
-  tracedHarness(world.harnessOptions(), {
+export const otelDriver = harnessDriverOf("tracedHarness (OpenTelemetry)", (world, options) =>
+  tracedHarness(options, {
     tracerProvider: new BasicTracerProvider({ spanProcessors: [failingProcessor(world)] }),
   }),
 );

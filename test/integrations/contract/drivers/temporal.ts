@@ -11,14 +11,11 @@ const logger: Logger = { log: quiet, trace: quiet, debug: quiet, info: quiet, wa
 
 /**
  * `callTool` in an activity run by Temporal's `MockActivityEnvironment`, the test playing the server: it schedules
- * the next attempt, and a non-retryable `ApplicationFailure` is what it would not retry.
+ * the next attempt, and a non-retryable `ApplicationFailure` is what it would not retry. The execution's run is the
+ * workflow's run id, which `callTool` keys by (`<workflowId>/<runId>`): a continue-as-new run has a new one.
  */
 export const temporalDriver: EngineDriver = {
   name: "callTool (Temporal activity)",
-  cannot: {
-    "run identity":
-      "an activity's Info does not tell a continue-as-new or cron run from a retried run: the row is added with the input the Temporal adapter keys runs by",
-  },
   async execute(world, { run, attempt }) {
     const harness = world.harness();
     const tool = defineTool({
