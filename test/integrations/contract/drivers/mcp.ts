@@ -1,6 +1,7 @@
 import { idempotencyKey } from "../../../../src/index.js";
 import {
   IDEMPOTENCY_KEY_META,
+  type McpCallClient,
   type McpCallToolResult,
   mcpDedupe,
   mcpTool,
@@ -9,8 +10,7 @@ import {
   Refusal,
 } from "../../../../src/mcp/index.js";
 import type { Driver } from "../driver.js";
-import type { Seen } from "../world.js";
-import { LEASE_MS } from "../world.js";
+import { LEASE_MS, type Seen, type World } from "../world.js";
 import { endlessServer, ownerHandler, serve } from "./mcp-server.js";
 
 const NOT_MODEL_FACING =
@@ -37,24 +37,32 @@ export function seen(result: McpCallToolResult): Seen {
   };
 }
 
-/** `mcpTool` (v1 SDK) on a real server over the in-memory transport, called through the harness. */
-export const mcpToolDriver: Driver = {
-  name: "mcpTool (MCP SDK v1)",
-  notModelFacing: NOT_MODEL_FACING,
-  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON },
-  async open(world) {
-    const client = await serve(world);
-    const harness = world.harness();
-    const { name, effect, noEffect } = world.spec;
-    const tool = mcpTool(client, { name, effect, noEffect });
-    return {
-      async call(args, options) {
-        return seen(await harness.call(world.taskId, tool, args as never, options));
-      },
-      close: () => client.close(),
-    };
-  },
-};
+/** `mcpTool` on the client `connect` makes, called through the harness: the v1 and v2 rows differ in the SDK only. */
+export function mcpToolDriverOn(
+  name: string,
+  connect: (world: World) => Promise<McpCallClient & { close(): Promise<void> }>,
+): Driver {
+  return {
+    name,
+    notModelFacing: NOT_MODEL_FACING,
+    cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON },
+    async open(world) {
+      const client = await connect(world);
+      const harness = world.harness();
+      const { name: tool, effect, noEffect } = world.spec;
+      const made = mcpTool(client, { name: tool, effect, noEffect });
+      return {
+        async call(args, options) {
+          return seen(await harness.call(world.taskId, made, args as never, options));
+        },
+        close: () => client.close(),
+      };
+    },
+  };
+}
+
+/** `mcpTool` (v1 SDK) on a real server over the in-memory transport. */
+export const mcpToolDriver = mcpToolDriverOn("mcpTool (MCP SDK v1)", (world) => serve(world));
 
 /** `mcpTools` (v1 SDK): the listed tool, called through the harness; and the listing of an endless server. */
 export const mcpToolsDriver: Driver = {
@@ -86,47 +94,58 @@ export const mcpToolsDriver: Driver = {
   },
 };
 
-/**
- * `mcpDedupe` (v1 SDK) as the owner: the handler is the effect, a plain client sends the key the harness would
- * derive. A keyed effect is one whose rerun after a takeover is safe (`rerunAfterTakeover`); the handler says a
- * refusal had no effect the way an owner does, with `noEffect: true` on what it throws.
- */
+export const OWNER = "it is the owner: the client that called it tells its model (mcpTool's row)";
+export const OWNER_CANNOT = {
+  approval: NO_APPROVAL,
+  "non-JSON result": WIRE_IS_JSON,
+  "schema default": SERVER_SCHEMA_DEFAULT,
+};
+
+/** `mcpDedupe` (v1 SDK) as the owner: the handler is the effect, a plain client sends the key the harness would derive. */
 export const mcpDedupeDriver: Driver = {
   name: "mcpDedupe (MCP SDK v1 server)",
-  notModelFacing: "it is the owner: the client that called it tells its model (mcpTool's row)",
-  cannot: { approval: NO_APPROVAL, "non-JSON result": WIRE_IS_JSON, "schema default": SERVER_SCHEMA_DEFAULT },
+  notModelFacing: OWNER,
+  cannot: OWNER_CANNOT,
   async open(world) {
-    const dedupe = mcpDedupe({
-      store: world.store(),
-      leaseMs: LEASE_MS,
-      rerunAfterTakeover: world.spec.effect === "keyed",
-      onError: () => {
-        if (world.faults.throwingHook) throw new Error("the telemetry exporter is down");
-      },
-    });
-    const handler = ownerHandler(world);
-    const client = await serve(
-      world,
-      dedupe(world.spec.name, async (args: object, extra: object) => {
-        try {
-          return await handler(args, extra);
-        } catch (error) {
-          if (world.spec.noEffect(error)) Object.assign(error as object, { noEffect: true });
-          throw error;
-        }
-      }) as never,
-    );
+    const client = await serve(world, deduped(world, ownerHandler(world)));
     return {
       async call(args, options) {
-        const key = idempotencyKey(world.taskId, world.spec.name, args);
-        const result = await client.callTool(
-          { name: world.spec.name, arguments: args as never, _meta: { [IDEMPOTENCY_KEY_META]: key } },
-          undefined,
-          options,
-        );
-        return seen(result as McpCallToolResult);
+        return seen((await client.callTool(keyedCall(world, args), undefined, options)) as McpCallToolResult);
       },
       close: () => client.close(),
     };
   },
 };
+
+/**
+ * The spec's handler behind `mcpDedupe`, for either SDK line. A keyed effect is one whose rerun after a takeover is
+ * safe (`rerunAfterTakeover`); the handler says a refusal had no effect the way an owner does, with `noEffect: true`
+ * on what it throws.
+ */
+export function deduped<H extends (args: object, extra: object) => Promise<McpCallToolResult>>(
+  world: World,
+  handler: H,
+): H {
+  const dedupe = mcpDedupe({
+    store: world.store(),
+    leaseMs: LEASE_MS,
+    rerunAfterTakeover: world.spec.effect === "keyed",
+    onError: () => {
+      if (world.faults.throwingHook) throw new Error("the telemetry exporter is down");
+    },
+  });
+  return dedupe(world.spec.name, async (args: object, extra: object) => {
+    try {
+      return await handler(args, extra);
+    } catch (error) {
+      if (world.spec.noEffect(error)) Object.assign(error as object, { noEffect: true });
+      throw error;
+    }
+  }) as unknown as H;
+}
+
+/** A plain client's `tools/call` with the key the harness would derive for `args`. */
+export function keyedCall(world: World, args: unknown) {
+  const key = idempotencyKey(world.taskId, world.spec.name, args);
+  return { name: world.spec.name, arguments: args as never, _meta: { [IDEMPOTENCY_KEY_META]: key } };
+}
