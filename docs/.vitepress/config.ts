@@ -1,0 +1,94 @@
+import { defineConfig } from "vitepress";
+
+// The site's pages are the Markdown files under docs/; the API reference is TypeDoc's HTML, written to
+// docs/public/api by `npm run docs` before VitePress builds, and served as it is.
+export default defineConfig({
+  title: "idemkey",
+  description: "Make AI agents' tool calls take effect once.",
+  cleanUrls: false,
+  lastUpdated: false,
+  // The repository's own files (src/, test/) are linked on GitHub; every link between pages must resolve.
+  ignoreDeadLinks: false,
+  themeConfig: {
+    search: { provider: "local" },
+    nav: [
+      { text: "Guide", link: "/guide/getting-started" },
+      { text: "Integrations", link: "/integrations/" },
+      { text: "Stores", link: "/stores/" },
+      { text: "API", link: "/api/index.html", target: "_self" },
+    ],
+    sidebar: [
+      {
+        text: "Guide",
+        items: [
+          { text: "Getting started", link: "/guide/getting-started" },
+          { text: "How it fits together", link: "/guide/overview" },
+          { text: "The harness", link: "/guide/harness" },
+          { text: "Examples", link: "/guide/examples" },
+          { text: "The chaos demo and suite", link: "/guide/chaos" },
+        ],
+      },
+      {
+        text: "Integrations",
+        items: [
+          { text: "Task ids and outcomes", link: "/integrations/" },
+          { text: "MCP", link: "/integrations/mcp" },
+          { text: "Vercel AI SDK", link: "/integrations/ai" },
+          { text: "OpenAI Agents SDK", link: "/integrations/openai-agents" },
+          { text: "LangGraph and LangChain", link: "/integrations/langgraph" },
+          { text: "Mastra", link: "/integrations/mastra" },
+          { text: "Claude Agent SDK", link: "/integrations/claude-agent-sdk" },
+          { text: "OpenTelemetry", link: "/integrations/otel" },
+          { text: "Durable engines", link: "/engines/" },
+        ],
+      },
+      {
+        text: "Stores",
+        items: [
+          { text: "The store contract", link: "/stores/" },
+          { text: "Memory", link: "/stores/memory" },
+          { text: "SQLite", link: "/stores/sqlite" },
+          { text: "PostgreSQL", link: "/stores/postgres" },
+          { text: "Redis", link: "/stores/redis" },
+          { text: "Clusters and failover", link: "/stores/failover" },
+          { text: "A store of your own", link: "/stores/custom" },
+        ],
+      },
+      {
+        text: "The owner's half",
+        items: [
+          { text: "Hono, Express, Fastify", link: "/owner/middleware" },
+          { text: "Forwarding the key: fetch", link: "/owner/fetch" },
+          { text: "effectOnce", link: "/owner/effect-once" },
+        ],
+      },
+      {
+        text: "Operating it",
+        items: [
+          { text: "The inspector", link: "/inspector" },
+          { text: "Benchmarks", link: "/benchmarks" },
+        ],
+      },
+      {
+        text: "How it works",
+        items: [
+          { text: "The claim protocol", link: "/claim-protocol" },
+          { text: "The model check", link: "/protocol/model-check" },
+          { text: "The integration contract", link: "/integration-contract" },
+          { text: "The ledger format", link: "/ledger-format" },
+        ],
+      },
+      {
+        text: "Reference",
+        items: [
+          { text: "The key and canonical form", link: "/reference/key" },
+          { text: "Errors", link: "/reference/errors" },
+          { text: "CLI", link: "/reference/cli" },
+          { text: "API (TypeDoc)", link: "/api/index.html", target: "_self" },
+          { text: "Development", link: "/development" },
+        ],
+      },
+    ],
+    socialLinks: [{ icon: "github", link: "https://github.com/idemkey/idemkey" }],
+  },
+});
