@@ -1,4 +1,7 @@
+import { once } from "node:events";
 import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createContext, runInContext } from "node:vm";
 import { build } from "esbuild";
@@ -160,15 +163,29 @@ describe.skipIf(!available)("the neutral core bundle in Chromium", () => {
 
   it("has no node:crypto, Buffer or process, and gives the vectors' keys and one effect on memoryStore", async () => {
     const { code } = await neutralBundle("index.ts", "esm");
+    // Served from a loopback origin, so that the page imports it as any site would a module.
+    const server = createServer((request, response) => {
+      if (request.url === "/core.mjs")
+        response.writeHead(200, { "content-type": "text/javascript" }).end(code);
+      else response.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>core</title>");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
-    const result = await page.evaluate(
-      `(async () => {
-        const url = URL.createObjectURL(new Blob([${JSON.stringify(code)}], { type: "text/javascript" }));
-        return (${EXERCISE})(await import(url), ${JSON.stringify(vectors)});
-      })()`,
-    );
+    let result: unknown;
+    try {
+      await page.goto(`http://127.0.0.1:${port}/`);
+      result = await page.evaluate(
+        `(async () => (${EXERCISE})(await import("/core.mjs"), ${JSON.stringify(vectors)}))()`,
+      );
+    } finally {
+      await page.close();
+      server.closeAllConnections();
+      server.close();
+    }
     expect(errors).toEqual([]);
     expectExercised(result as Exercised);
   });
