@@ -7,6 +7,8 @@ import { createContext, runInContext } from "node:vm";
 import { build } from "esbuild";
 import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestFingerprint } from "../../src/owner/fingerprint.js";
+import { type decodeSaved, encodeSaved } from "../../src/owner/saved-response.js";
 
 /**
  * The core imports and keys where node:crypto (and Buffer, and process) do not exist: `src/index.ts` (key, harness,
@@ -22,7 +24,8 @@ if (!available) {
   console.warn(`SKIPPED the core-in-a-browser test: no Chromium at ${CHROMIUM} (apt-get install chromium).`);
 }
 
-const entry = (path: string) => fileURLToPath(new URL(`../../src/${path}`, import.meta.url));
+const entry = (path: string) =>
+  fileURLToPath(new URL(path.startsWith("./") ? path : `../../src/${path}`, import.meta.url));
 
 async function neutralBundle(path: string, format: "esm" | "iife" = "esm") {
   const result = await build({
@@ -139,6 +142,32 @@ describe("the neutral core bundle in a bare V8 realm (node:vm, web globals only)
     const result = await runInContext(`(${EXERCISE})(idemkey, ${JSON.stringify(vectors)})`, context);
     // Across realms toEqual compares prototypes too: copy the plain data into this realm first.
     expectExercised(JSON.parse(JSON.stringify(result)) as Exercised);
+  });
+});
+
+describe("the owner engine's byte paths in a bare V8 realm", () => {
+  it("fingerprints a raw body and round-trips a binary saved response as Node does", async () => {
+    const { code } = await neutralBundle("./support/owner-bytes.ts", "iife");
+    const context = createContext({ TextEncoder, TextDecoder, atob, btoa });
+    runInContext(code, context);
+    const body = Uint8Array.from({ length: 300 }, (_, i) => (i * 37) % 256);
+    const fingerprint = (realm: { requestFingerprint: typeof requestFingerprint }) =>
+      realm.requestFingerprint("POST", "/files?x=1", "application/octet-stream", { bytes: body });
+    const there = runInContext("idemkey", context) as {
+      requestFingerprint: typeof requestFingerprint;
+      encodeSaved: typeof encodeSaved;
+      decodeSaved: typeof decodeSaved;
+    };
+    expect(JSON.parse(JSON.stringify(fingerprint(there)))).toEqual(fingerprint({ requestFingerprint }));
+    const response = {
+      status: 200,
+      headers: [["content-type", "application/octet-stream"]] as [string, string][],
+      body,
+    };
+    const saved = there.encodeSaved(response);
+    expect(saved).toBe(encodeSaved(response));
+    const decoded = there.decodeSaved(saved);
+    expect(decoded.saved && Array.from(decoded.response.body)).toEqual(Array.from(body));
   });
 });
 
