@@ -23,6 +23,7 @@ const sections: Record<string, () => Promise<void>> = {
   otel: async () => (await import("./otel.js")).benchOtel(),
   ledger: async () => (await import("./ledger.js")).benchLedger(),
   inspector: async () => (await import("./inspector.js")).benchInspector(),
+  runtimes: async () => (await import("./runtimes.js")).benchRuntimes(),
 };
 
 const CHILD = "IDEMKEY_BENCH_SECTION";

@@ -1,3 +1,4 @@
+import { onNextTurn } from "../store/yield.js";
 import type { Schedule } from "./types.js";
 
 /**
@@ -11,7 +12,7 @@ import type { Schedule } from "./types.js";
 export function nextTurnTimer({ unref }: { unref: boolean }): Schedule {
   return (ms, fn) => {
     const entry = new Entry(performance.now() + ms, fn, unref);
-    if (waiting.push(entry) === 1) setImmediate(armWaiting);
+    if (waiting.push(entry) === 1) onNextTurn(armWaiting);
     return () => entry.cancel();
   };
 }
@@ -37,7 +38,7 @@ class Entry {
   }
 }
 
-/** Every timer asked for since the last turn, in order; one setImmediate arms them all. */
+/** Every timer asked for since the last turn, in order; one next turn arms them all. */
 let waiting: Entry[] = [];
 
 function armWaiting(): void {

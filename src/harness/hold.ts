@@ -4,6 +4,7 @@ import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { StoreError } from "../errors/store-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
+import { nextTurn } from "../store/yield.js";
 import { type Call, describeError, emit, planRetry, toolContext, untilAborted } from "./call.js";
 import { holdLease, type Lease } from "./lease.js";
 import { decodeData, encodeData, withEvent } from "./ledger.js";
@@ -68,7 +69,7 @@ export function hold<A, R>(call: Call<A, R>, held: Held<A>): Promise<R> {
 }
 
 async function turns(n: number): Promise<undefined> {
-  for (let i = 0; i < n; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+  for (let i = 0; i < n; i++) await nextTurn();
   return undefined;
 }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { claimInput, toClaim } from "../claim/claim.js";
 import type { Claim } from "../claim/types.js";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
@@ -24,7 +23,7 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   for (;;) {
     call.signal?.throwIfAborted();
     waiting.seenAt = core.clock();
-    const token = randomUUID();
+    const token = globalThis.crypto.randomUUID();
     const park = tool.requiresApproval;
     const data = park ? addEvent(call.data, { type: "approval_requested", at: core.clock() }) : call.data;
     // Step "claim" (docs/claim-protocol.md): one atomic store.claim, as the claim layer's claimKey makes it.
@@ -222,7 +221,7 @@ async function startFrom<A, R>(
   unknownBecause: string | undefined,
 ): Promise<{ value: R } | undefined> {
   const { core } = call;
-  const token = randomUUID();
+  const token = globalThis.crypto.randomUUID();
   const started = await core.store.update(
     call.sk,
     { state: record.state },

@@ -1,6 +1,7 @@
-import { createHmac, hash } from "node:crypto";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { utf8Length } from "./bytes.js";
 import { resolveMaxDepth, writeCanonical } from "./canonicalize.js";
+import { sha256Hex as hashHex, hmacSha256Hex } from "./hash.js";
 import { at, bytes, close, open, text, writeByte, writeQuoted } from "./writer.js";
 
 export interface IdempotencyKeyOptions {
@@ -56,9 +57,7 @@ export function idempotencyKey(
  * hash of keys and of recorded args.
  */
 export function keyHash(text: string | Uint8Array, secret: string | Uint8Array | undefined): string {
-  return secret === undefined
-    ? hash("sha256", text, "hex")
-    : createHmac("sha256", secret).update(text).digest("hex");
+  return secret === undefined ? hashHex(text) : hmacSha256Hex(secret, text);
 }
 
 /** What the harness derives of a call keyed on its arguments (no tool identity): see `callKeys`. */
@@ -102,11 +101,7 @@ export function callKeys(
 export function checkSecret(secret: unknown, name = "options.secret"): string | Uint8Array | undefined {
   if (secret === undefined) return undefined;
   const bytes =
-    typeof secret === "string"
-      ? Buffer.byteLength(secret)
-      : secret instanceof Uint8Array
-        ? secret.byteLength
-        : -1;
+    typeof secret === "string" ? utf8Length(secret) : secret instanceof Uint8Array ? secret.byteLength : -1;
   if (bytes < 16) {
     throw new TypeError(
       `${name} must be a string or Uint8Array of at least 16 bytes (a shared random secret)`,

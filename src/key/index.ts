@@ -1,4 +1,5 @@
 export { type CanonicalizeOptions, canonicalize, DEFAULT_MAX_DEPTH } from "./canonicalize.js";
+export { hashImplementation } from "./hash.js";
 export {
   canonicalCall,
   type IdempotencyKeyOptions,

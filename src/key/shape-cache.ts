@@ -1,3 +1,4 @@
+import { utf8Length } from "./bytes.js";
 import { quotePlain } from "./quote.js";
 
 /**
@@ -114,7 +115,7 @@ function buildShape(names: readonly string[]): Shape | undefined {
     if (quoted === undefined) return undefined;
     const head = "," + quoted + ":";
     text += head;
-    end += Buffer.byteLength(head);
+    end += utf8Length(head);
     headEnds.push(end);
     if (name === "toJSON") hasToJSON = true;
   }

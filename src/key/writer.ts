@@ -1,3 +1,4 @@
+import { allocBytes, decodeBytes, encodeInto } from "./bytes.js";
 import { Fault } from "./fault.js";
 
 /**
@@ -14,7 +15,7 @@ const INITIAL_BYTES = 16 * 1024;
 /** A buffer grown past this by one large value is dropped when the outermost write closes, not kept forever. */
 const KEPT_BYTES = 1024 * 1024;
 
-let buf = Buffer.allocUnsafe(INITIAL_BYTES);
+let buf = allocBytes(INITIAL_BYTES);
 let pos = 0;
 /** Whether a byte above 0x7f may have been written since the outermost write opened (then decoding is UTF-8). */
 let wide = false;
@@ -28,7 +29,7 @@ export function open(): number {
 /** Gives back the space of the write opened at `start`, whether it finished or threw. */
 export function close(start: number): void {
   pos = start;
-  if (start === 0 && buf.length > KEPT_BYTES) buf = Buffer.allocUnsafe(INITIAL_BYTES);
+  if (start === 0 && buf.length > KEPT_BYTES) buf = allocBytes(INITIAL_BYTES);
 }
 
 /** Where the next byte goes: a mark to pass to `text` or `bytes` as the end of a part of the write. */
@@ -39,7 +40,7 @@ export function at(): number {
 /** What was written from `start` (up to `end`, or to now), as a flat string. */
 export function text(start: number, end = pos): string {
   // Latin-1 decoding is a plain copy, and exact while every byte is ASCII.
-  return buf.toString(wide ? "utf8" : "latin1", start, end);
+  return decodeBytes(buf, !wide, start, end);
 }
 
 /** What was written from `start` (up to `end`, or to now), as a view valid until the next write or `close`. */
@@ -50,8 +51,8 @@ export function bytes(start: number, end = pos): Uint8Array {
 function reserve(count: number): void {
   let size = buf.length * 2;
   while (size < pos + count) size *= 2;
-  const next = Buffer.allocUnsafe(size);
-  buf.copy(next, 0, 0, pos);
+  const next = allocBytes(size);
+  next.set(buf.subarray(0, pos));
   buf = next;
 }
 
@@ -85,7 +86,7 @@ export function writeEncoded(source: Uint8Array, from: number, to: number, ascii
 export function writeUtf8(text: string): void {
   // A UTF-16 unit takes at most 3 bytes in UTF-8 (a surrogate pair, two units, takes 4).
   if (pos + 3 * text.length > buf.length) reserve(3 * text.length);
-  const written = buf.write(text, pos, "utf8");
+  const written = encodeInto(text, buf, pos);
   if (written !== text.length) wide = true;
   pos += written;
 }

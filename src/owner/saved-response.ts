@@ -1,3 +1,4 @@
+import { fromBase64, toBase64 } from "../key/bytes.js";
 import type { OwnerResponse } from "./problem.js";
 
 /**
@@ -18,9 +19,7 @@ export function encodeSaved(response: OwnerResponse): string {
   try {
     body = strictUtf8.decode(response.body);
   } catch {
-    body = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString(
-      "base64",
-    );
+    body = toBase64(response.body);
     encoding = "base64";
   }
   const saved: Saved = { v: 1, status: response.status, headers, body, encoding };
@@ -43,9 +42,6 @@ export function decodeSaved(text: string | null): DecodedSaved {
     throw new Error("the saved response is not in a format this version of idemkey wrote");
   }
   if ("notSaved" in saved) return { saved: false, status: saved.status, reason: saved.notSaved };
-  const body =
-    saved.encoding === "base64"
-      ? new Uint8Array(Buffer.from(saved.body, "base64"))
-      : encoder.encode(saved.body);
+  const body = saved.encoding === "base64" ? fromBase64(saved.body) : encoder.encode(saved.body);
   return { saved: true, response: { status: saved.status, headers: saved.headers, body } };
 }

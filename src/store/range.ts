@@ -1,3 +1,5 @@
+import { compareUtf8 } from "../key/bytes.js";
+
 /**
  * The key range one `list()` page covers, as bounds an ordered index can seek on: SQLite (BINARY), PostgreSQL
  * (`COLLATE "C"`) and Redis (ZRANGEBYLEX) all order keys by their UTF-8 bytes, which is code point order. A filter
@@ -27,7 +29,7 @@ export function keyRange(prefix: string | undefined, after: string | undefined):
 
 /** Orders as the stores do: by UTF-8 bytes, not by UTF-16 code units as JavaScript's `<` does. */
 export function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  return compareUtf8(a, b);
 }
 
 /**

@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
-import { sqliteStore } from "../../src/sqlite/index.js";
 import { processBudget } from "../support/budget.js";
+import { tsChildArgs } from "../support/ts-child.js";
 import { runTogether, spawnWorker } from "../support/workers.js";
+import { openSqlite } from "./fixtures/store.js";
 import { ARGS, type Execution, KINDS, type Kind, readExecutions } from "./fixtures/tools.js";
 
 /**
@@ -88,7 +88,7 @@ const expected: Record<Kind, Record<Point, [runs: number, outcome: "result" | "O
 function crashAt(db: string, effects: string, kind: Kind, point: Point, taskId: string) {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(fixture("crash-child.ts")), db, effects, kind, point, taskId],
+    [...tsChildArgs(fixture("crash-child.ts")), db, effects, kind, point, taskId],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
@@ -220,8 +220,9 @@ for (const driver of DRIVERS) {
         });
         expect(actual).toEqual(wanted);
 
-        // Nothing the ledger says contradicts the effects: a completed unguarded record ran exactly once.
-        const store = sqliteStore(db);
+        // Nothing the ledger says contradicts the effects: a completed unguarded record ran exactly once. Read
+        // through the store the children used (better-sqlite3 does not load on Bun or Deno).
+        const store = await openSqlite(db);
         try {
           for (const c of cases.filter((c) => c.kind === "unguarded")) {
             const record = await store.get(`call:${idempotencyKey(c.taskId, "deploy-unguarded", ARGS)}`);
@@ -246,9 +247,7 @@ function spawnWorkerless(db: string, effects: string, cases: { kind: Kind; taskI
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      fileURLToPath(fixture("replay-child.ts")),
+      ...tsChildArgs(fixture("replay-child.ts")),
       db,
       effects,
       JSON.stringify(cases.map(({ kind, taskId }) => ({ kind, taskId }))),

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { lineReader } from "./lines.js";
+import { tsChildArgs } from "./ts-child.js";
 
 /**
  * A worker in its own OS process (`node --import tsx script ...args`) that follows a tiny line protocol on its
@@ -18,7 +19,7 @@ export interface Worker<T> {
 }
 
 export function spawnWorker<T>(script: URL, args: string[], env: NodeJS.ProcessEnv = {}): Worker<T> {
-  const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(script), ...args], {
+  const child = spawn(process.execPath, [...tsChildArgs(script), ...args], {
     stdio: ["pipe", "pipe", "inherit"],
     env: { ...process.env, ...env },
   });

@@ -1,0 +1,16 @@
+import { fileURLToPath } from "node:url";
+
+/**
+ * The arguments that make `process.execPath` run a TypeScript file, so that a test's children run on the runtime
+ * the test runs on (the Bun and Deno legs of .ci/run): Node through tsx, Bun natively, Deno with npm packages from
+ * node_modules and the `.js` specifiers of src/ resolved to their `.ts` files.
+ */
+export function tsChildArgs(script: URL | string): string[] {
+  const path = typeof script === "string" ? script : fileURLToPath(script);
+  const versions = process.versions as Record<string, string | undefined>;
+  if (versions.bun !== undefined) return [path];
+  if (versions.deno !== undefined) {
+    return ["run", "-A", "--quiet", "--node-modules-dir=manual", "--sloppy-imports", path];
+  }
+  return ["--import", "tsx", path];
+}
