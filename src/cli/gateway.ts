@@ -60,8 +60,8 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
     stderr: "inherit",
   });
   const gateway = mcpGateway({
-    upstream: upstream as never,
-    client: new StdioServerTransport() as never,
+    upstream,
+    client: new StdioServerTransport(),
     store: opened.store,
     ...(values.scope === undefined ? {} : { scope: values.scope }),
     ...(values["derive-keys"] === undefined ? {} : { deriveKeys: values["derive-keys"] }),

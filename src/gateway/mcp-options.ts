@@ -22,9 +22,10 @@ export interface GatewayTransport {
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void>;
   close(): Promise<void>;
-  onmessage?: ((message: JsonRpcMessage) => void) | undefined;
-  onclose?: (() => void) | undefined;
-  onerror?: ((error: Error) => void) | undefined;
+  // Method signatures, so that a transport typed with the SDK's own message union fits.
+  onmessage?(message: JsonRpcMessage): void;
+  onclose?(): void;
+  onerror?(error: Error): void;
 }
 
 export interface McpGatewayOptions {
