@@ -13,6 +13,7 @@ import { canonicalize } from "../key/canonicalize.js";
 import { idempotencyKey } from "../key/idempotency-key.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import { RunError, UsageError } from "./errors.js";
+import { GATEWAY_HELP, gatewayCommand } from "./gateway.js";
 
 /** One usage line per store driver, from the driver list: what `--store` takes, and what it needs installed. */
 const storeLines = () =>
@@ -56,6 +57,7 @@ ${storeLines()}
                    says it shows the first ones only.
       --driver     a module (a path or a package) whose default export is a store driver of your own
                    (defineDriver from idemkey/inspector); its URLs then open with --store. Repeatable.
+${GATEWAY_HELP}
   idemkey --help | --version
 
 Exit codes: 0 success, 1 the store or the port failed, 2 bad input (one line on stderr says what and
@@ -82,6 +84,8 @@ function main(argv: string[]): string | Promise<string | undefined> {
       return canonCommand(rest);
     case "inspect":
       return inspectCommand(rest);
+    case "gateway":
+      return gatewayCommand(rest);
     default:
       throw new UsageError(`unknown command "${command}"; run idemkey --help`);
   }

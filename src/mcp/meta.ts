@@ -32,6 +32,18 @@ export const REFUSAL_META = "dev.idemkey/refusal";
  */
 export const NO_EFFECT_META = "dev.idemkey/no-effect";
 
+/**
+ * Set by the MCP gateway (`idemkey gateway mcp`) on a `key_in_flight` or `unavailable` refusal: how many
+ * milliseconds to wait before retrying the same call with the same key.
+ */
+export const RETRY_AFTER_META = "dev.idemkey/retry-after-ms";
+
+/**
+ * Where the MCP gateway saves a JSON-RPC error the upstream answered a keyed `tools/call` with (`{ code, message,
+ * data }`), so that a retry gets the same error instead of a second call upstream.
+ */
+export const JSONRPC_ERROR_SAVED = "dev.idemkey/jsonrpc-error";
+
 /** Why `mcpDedupe` refused a tool call. The tool did not run in any of these cases. */
 export const Refusal = {
   /** The key in `_meta` is not a string of 1 to 255 visible ASCII characters without `"`, `,` or `\`. */

@@ -1,19 +1,8 @@
-import { claimKey } from "../../claim/claim.js";
-import type { Claim, Hold } from "../../claim/types.js";
-import { LeaseLostError } from "../../errors/lease-lost-error.js";
 import { hadNoEffect } from "../../harness/retry.js";
-import { canonicalize } from "../../key/canonicalize.js";
-import { sha256Hex } from "../../key/idempotency-key.js";
-import { describeThrown } from "../../options/describe.js";
-import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
 import { NO_EFFECT_META, REFUSAL_META, REPLAYED_META, Refusal } from "../meta.js";
 import type { McpCallToolResult } from "../types.js";
-import {
-  type McpDedupeOptions,
-  type McpErrorEvent,
-  type McpHandlerExtra,
-  resolveOptions,
-} from "./dedupe-options.js";
+import { dedupeCall } from "./dedupe-call.js";
+import { type McpDedupeOptions, type McpHandlerExtra, resolveOptions } from "./dedupe-options.js";
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
 import { idempotencyKeyOf } from "./read-key.js";
 
@@ -91,128 +80,37 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
       if (typeof who !== "string") {
         throw new TypeError(`options.scope must return a string, got ${who === null ? "null" : typeof who}`);
       }
-      const fingerprint = sha256Hex(canonicalize([name, args ?? null]));
-      const recordKey = scopedKey(StorePrefix.mcp, who, key);
-      const report = (phase: McpErrorEvent["phase"], error: unknown) =>
-        onError({ error, phase, tool: name, scope: who, key });
-      let claim: Claim;
-      try {
-        // Step "claim" (docs/claim-protocol.md); the claim layer renews the lease while the tool runs.
-        claim = await claimKey({
-          store,
-          key: recordKey,
-          fingerprint,
-          leaseMs,
-          ttlMs: retentionMs,
-          data: JSON.stringify({ scope: who, key, tool: name }),
-          onRenewError: (error) => report("renew", error),
-          // Told by the claim layer as a renewal finds the key taken over, as the owner engine is: reading
-          // `hold.lost` after the tool instead made an AbortController per call, and reported the loss late.
-          onLost: () => report("renew", new LeaseLostError(key)),
-        });
-      } catch (error) {
-        report("claim", error);
-        return refuse(
-          Refusal.unavailable,
-          "The server could not check this call's idempotency key, so it did not run the tool. Retry it later.",
-        );
-      }
-      if (claim.status === "exists") {
-        const { record } = claim;
-        if (record.fingerprint !== fingerprint) {
-          return refuse(
-            Refusal.keyReused,
-            "This idempotency key was already used for another tool or other arguments. Retry the original " +
-              "call unchanged, or send this one with a new key.",
-          );
-        }
-        if (record.state === "outcome_unknown") return refuse(Refusal.outcomeUnknown, UNKNOWN);
-        if (record.state !== "completed" || record.result === null) {
-          return refuse(
-            Refusal.keyInFlight,
-            "A call with this idempotency key is still running. Retry it later to get its result.",
-          );
-        }
-        const saved = JSON.parse(record.result) as Result<R>;
-        return { ...saved, _meta: { ...saved._meta, [REPLAYED_META]: true } };
-      }
-      const { hold } = claim;
-      if (claim.previous !== undefined && !rerunAfterTakeover) {
-        // The call that held the key may have run: record its outcome as unknown (step "mark unknown").
-        try {
-          await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
-        } catch (error) {
-          report("claim", error);
-        } finally {
-          hold.stop();
-        }
-        return refuse(Refusal.outcomeUnknown, UNKNOWN);
-      }
-
-      let result: Result<R>;
-      try {
-        result = await handler(args, extra);
-      } catch (error) {
-        if (hadNoEffect(error)) {
-          await release(hold, report);
-          return noEffectResult(error) as Result<R>;
-        }
-        // The SDK would answer a throw with an error result that cannot say whether the tool acted before it threw
-        // (an email sent, then a connection reset): the server knows the outcome is unknown, so it says so now, and
-        // a retry is refused, never run again (step "mark unknown").
-        await markUnknown(hold, report);
-        return refuse(
-          Refusal.outcomeUnknown,
-          `${THREW} ${describeThrown(error).replace(/\.$/, "")}. ${UNKNOWN_NEXT}`,
-        );
-      }
-      let text: string | undefined;
-      try {
+      const outcome = await dedupeCall<Result<R>>({
+        store,
+        leaseMs,
+        retentionMs,
+        rerunAfterTakeover,
+        scope: who,
+        key,
+        tool: name,
+        args,
+        run: async () => await handler(args, extra),
         // Stripe's rule: whatever the handler answered, error results included, is the answer a retry gets.
-        text = (save(result) ?? true) ? JSON.stringify(result) : undefined;
-      } catch (error) {
-        report("save", error);
+        serialize: (result) => ((save(result) ?? true) ? JSON.stringify(result) : undefined),
+        waitMs: 0,
+        pollMs: 0,
+        onError,
+      });
+      switch (outcome.kind) {
+        case "ran":
+          return outcome.result;
+        case "no_effect":
+          return noEffectResult(outcome.error) as Result<R>;
+        case "refused":
+          return refuse(outcome.refusal, outcome.text);
+        case "replayed": {
+          const saved = JSON.parse(outcome.saved) as Result<R>;
+          return { ...saved, _meta: { ...saved._meta, [REPLAYED_META]: true } };
+        }
       }
-      if (text === undefined) {
-        await release(hold, report);
-        return result;
-      }
-      try {
-        // The save-retry rule: retried with backoff under a renewed lease.
-        await hold.save({ state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs });
-      } catch (error) {
-        // The tool ran: its result goes to the client; the key stays locked, so a retry is refused, never rerun.
-        report("save", error);
-      }
-      return result;
     };
   };
-
-  async function markUnknown(hold: Hold, report: (phase: "claim", error: unknown) => void): Promise<void> {
-    try {
-      // The write that must happen: left pending, the key would lapse and a retry take it over (refused as well,
-      // unless rerunAfterTakeover, which would run a call that may have acted).
-      await hold.save({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
-    } catch (error) {
-      report("claim", error);
-    }
-  }
-
-  async function release(hold: Hold, report: (phase: "release", error: unknown) => void): Promise<void> {
-    try {
-      await hold.release();
-    } catch (error) {
-      // The key stays claimed until its lease runs out; then a retry takes it over.
-      report("release", error);
-    }
-  }
 }
-
-const UNKNOWN_NEXT =
-  "It may or may not have taken effect, so it is not run again. Check whether it took effect before calling again " +
-  "with a new key.";
-const UNKNOWN = `An earlier call with this idempotency key failed or was interrupted while it ran. ${UNKNOWN_NEXT}`;
-const THREW = "The tool failed while it ran:";
 
 /** The answer to a handler that threw with `noEffect: true`: its message, marked so that the client frees the key. */
 function noEffectResult(error: unknown): McpCallToolResult {

@@ -1,0 +1,261 @@
+import { idempotencyKey } from "../key/idempotency-key.js";
+import {
+  JSONRPC_ERROR_SAVED,
+  NO_EFFECT_META,
+  REFUSAL_META,
+  REPLAYED_META,
+  RETRY_AFTER_META,
+  Refusal,
+} from "../mcp/meta.js";
+import { dedupeCall } from "../mcp/server/dedupe-call.js";
+import { InvalidIdempotencyKeyError } from "../mcp/server/invalid-key-error.js";
+import { idempotencyKeyOf } from "../mcp/server/read-key.js";
+import { type JsonRpcMessage, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
+import { UpstreamClosedError } from "./upstream-closed-error.js";
+
+/** A running gateway: `start` connects both sides, `close` lets keyed calls in progress finish, then closes both. */
+export interface McpGateway {
+  start(): Promise<void>;
+  close(): Promise<void>;
+  /** Resolves once both sides are closed: the client went away, the upstream exited, or `close` was called. */
+  readonly closed: Promise<void>;
+}
+
+/** The JSON-RPC error code of the answers the gateway makes itself when the upstream is gone ("internal error"). */
+export const UPSTREAM_GONE_CODE = -32603;
+
+type Reply = Pick<JsonRpcMessage, "result" | "error">;
+
+/**
+ * An idempotency gateway in front of an MCP server you do not control: every message passes between `client` and
+ * `upstream` untouched except `tools/call` requests carrying `_meta["dev.idemkey/idempotency-key"]` (or, with
+ * `deriveKeys`, any `tools/call`), which are deduped in `store` with `mcpDedupe`'s rules: a replay gets the
+ * recorded answer with `"dev.idemkey/replayed": true`; a call whose key is still running waits up to `waitMs`,
+ * then is refused as `key_in_flight` with a retry hint; the same key with another tool or arguments is refused
+ * `key_reused`; an upstream that dies (or does not answer within `callTimeoutMs`) while a call runs leaves the key
+ * `outcome_unknown`, and the call is never sent upstream again. Whatever the upstream answered, error results and
+ * JSON-RPC errors included, is recorded, except an error result marked `"dev.idemkey/no-effect": true`, which
+ * releases the key. The wire format is in docs/gateway.md.
+ *
+ * @example
+ * const gateway = mcpGateway({
+ *   upstream: new StdioClientTransport({ command: "npx", args: ["@modelcontextprotocol/server-memory"] }),
+ *   client: new StdioServerTransport(),
+ *   store: sqliteStore("./gateway.db"),
+ * });
+ * await gateway.start();
+ * await gateway.closed;
+ */
+export function mcpGateway(options: McpGatewayOptions): McpGateway {
+  const o = resolveGatewayOptions(options);
+  const { upstream, client } = o;
+  /** Upstream answers awaited by keyed calls, by the id the gateway sent them under. */
+  const waiting = new Map<string, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
+  /** Keyed calls being decided, by the client's request id: a cancellation of one is not passed on. */
+  const running = new Map<string | number, Promise<void>>();
+  let sent = 0;
+  let upstreamOpen = false;
+  let closing: Promise<void> | undefined;
+  let markClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (markClosed = resolve));
+
+  const toClient = (message: JsonRpcMessage) =>
+    client.send(message).catch(() => {
+      // The client is gone: its retry, through a new gateway on the same store, gets the recorded answer.
+    });
+
+  function failWaiting(error: UpstreamClosedError) {
+    for (const { reject } of waiting.values()) reject(error);
+    waiting.clear();
+  }
+
+  async function callUpstream(message: JsonRpcMessage): Promise<Reply> {
+    if (!upstreamOpen)
+      throw new UpstreamClosedError("The upstream MCP server is not running; nothing was sent.", true);
+    const id = `idemkey-gateway:${++sent}`;
+    const answer = new Promise<Reply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        reject(
+          new UpstreamClosedError(`The upstream MCP server did not answer within ${o.callTimeoutMs} ms.`),
+        );
+      }, o.callTimeoutMs);
+      timer.unref?.();
+      waiting.set(id, {
+        resolve: (reply) => {
+          clearTimeout(timer);
+          resolve(reply);
+        },
+        reject: (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      });
+    });
+    try {
+      await upstream.send({ ...message, id });
+    } catch {
+      waiting.delete(id);
+      // A write that failed may still have reached the server: nobody can say it did nothing.
+      throw new UpstreamClosedError("The upstream MCP server's connection failed while the call was sent.");
+    }
+    return answer;
+  }
+
+  async function keyedCall(message: JsonRpcMessage, key: string): Promise<JsonRpcMessage> {
+    const params = message.params ?? {};
+    const tool = String(params.name);
+    const outcome = await dedupeCall<Reply>({
+      store: o.store,
+      leaseMs: o.leaseMs,
+      retentionMs: o.retentionMs,
+      rerunAfterTakeover: false,
+      scope: o.scope,
+      key,
+      tool,
+      args: params.arguments,
+      run: () => callUpstream(message),
+      serialize: (reply) => {
+        if (reply.error !== undefined) return JSON.stringify({ [JSONRPC_ERROR_SAVED]: reply.error });
+        // The upstream's own word that the call did nothing (the contract's rule): the key is released.
+        const meta = reply.result?._meta as { [name: string]: unknown } | undefined;
+        if (reply.result?.isError === true && meta?.[NO_EFFECT_META] === true) return undefined;
+        return JSON.stringify(reply.result ?? {});
+      },
+      waitMs: o.waitMs,
+      pollMs: Math.min(250, Math.max(10, o.waitMs / 20)),
+      onError: o.onError,
+    });
+    const id = message.id as string | number;
+    switch (outcome.kind) {
+      case "ran":
+        return { jsonrpc: "2.0", id, ...outcome.result };
+      case "no_effect":
+        return {
+          jsonrpc: "2.0",
+          id,
+          error: {
+            code: UPSTREAM_GONE_CODE,
+            message: (outcome.error as Error).message,
+            data: { [NO_EFFECT_META]: true },
+          },
+        };
+      case "refused": {
+        const meta: { [name: string]: unknown } = { [REFUSAL_META]: outcome.refusal };
+        if (outcome.refusal === Refusal.keyInFlight || outcome.refusal === Refusal.unavailable) {
+          meta[RETRY_AFTER_META] = Math.max(1000, Math.round(o.waitMs));
+        }
+        const result = { content: [{ type: "text", text: outcome.text }], isError: true, _meta: meta };
+        return { jsonrpc: "2.0", id, result };
+      }
+      case "replayed": {
+        const saved = JSON.parse(outcome.saved) as { [name: string]: unknown };
+        const error = saved[JSONRPC_ERROR_SAVED] as JsonRpcMessage["error"];
+        if (error !== undefined) return { jsonrpc: "2.0", id, error };
+        const meta = (saved._meta ?? {}) as { [name: string]: unknown };
+        return { jsonrpc: "2.0", id, result: { ...saved, _meta: { ...meta, [REPLAYED_META]: true } } };
+      }
+    }
+  }
+
+  function refusal(id: string | number, refusal: Refusal, text: string): JsonRpcMessage {
+    return {
+      jsonrpc: "2.0",
+      id,
+      result: { content: [{ type: "text", text }], isError: true, _meta: { [REFUSAL_META]: refusal } },
+    };
+  }
+
+  function keyOf(message: JsonRpcMessage): string | undefined {
+    const params = message.params ?? {};
+    const key = idempotencyKeyOf({ _meta: params._meta as { [name: string]: unknown } | undefined });
+    if (key !== undefined || o.deriveKeys === undefined) return key;
+    return idempotencyKey(o.deriveKeys, String(params.name), params.arguments ?? {});
+  }
+
+  function fromClient(message: JsonRpcMessage) {
+    if (message.method === "tools/call" && message.id !== undefined) {
+      let key: string | undefined;
+      try {
+        key = keyOf(message);
+      } catch (error) {
+        if (!(error instanceof InvalidIdempotencyKeyError)) throw error;
+        void toClient(refusal(message.id, Refusal.keyInvalid, error.message));
+        return;
+      }
+      if (key !== undefined) {
+        const id = message.id;
+        const done = keyedCall(message, key)
+          .then(toClient, (error: unknown) =>
+            toClient({ jsonrpc: "2.0", id, error: { code: UPSTREAM_GONE_CODE, message: String(error) } }),
+          )
+          .finally(() => running.delete(id));
+        running.set(id, done);
+        return;
+      }
+    }
+    if (message.method === "notifications/cancelled") {
+      // A keyed call runs to its end and is recorded, so that the retry gets its answer; a cancelled request is
+      // never answered by the upstream, and its outcome would stay unknown.
+      if (running.has((message.params as { requestId?: string | number } | undefined)?.requestId ?? ""))
+        return;
+    }
+    void upstream.send(message).catch((error: unknown) => {
+      if (message.id !== undefined && message.method !== undefined) {
+        void toClient({
+          jsonrpc: "2.0",
+          id: message.id,
+          error: {
+            code: UPSTREAM_GONE_CODE,
+            message: `The upstream MCP server is not reachable: ${String(error)}`,
+          },
+        });
+      }
+    });
+  }
+
+  function fromUpstream(message: JsonRpcMessage) {
+    if (typeof message.id === "string" && message.method === undefined) {
+      const waiter = waiting.get(message.id);
+      if (waiter !== undefined) {
+        waiting.delete(message.id);
+        waiter.resolve({
+          ...(message.result ? { result: message.result } : {}),
+          ...(message.error ? { error: message.error } : {}),
+        });
+        return;
+      }
+    }
+    void toClient(message);
+  }
+
+  async function close(): Promise<void> {
+    closing ??= (async () => {
+      // Keyed calls in progress finish and record their outcome before either side closes.
+      await Promise.allSettled([...running.values()]);
+      await Promise.allSettled([upstream.close(), client.close()]);
+      markClosed();
+    })();
+    return closing;
+  }
+
+  return {
+    closed,
+    async start() {
+      upstream.onmessage = fromUpstream;
+      upstream.onclose = () => {
+        upstreamOpen = false;
+        failWaiting(new UpstreamClosedError("The upstream MCP server exited while the call ran."));
+        void close();
+      };
+      upstream.onerror = () => {};
+      client.onmessage = fromClient;
+      client.onclose = () => void close();
+      client.onerror = () => {};
+      await upstream.start();
+      upstreamOpen = true;
+      await client.start();
+    },
+    close,
+  };
+}
