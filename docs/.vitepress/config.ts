@@ -1,10 +1,11 @@
 import { defineConfig } from "vitepress";
 
 // The site's pages are the Markdown files under docs/; the API reference is TypeDoc's HTML, written to
-// docs/public/api by `npm run docs` before VitePress builds, and served as it is.
+// the site's api/ folder by `npm run docs` after VitePress builds, and served as it is.
 export default defineConfig({
   title: "idemkey",
   description: "Make AI agents' tool calls take effect once.",
+  head: [["link", { rel: "icon", href: "/favicon.svg", type: "image/svg+xml" }]],
   cleanUrls: false,
   lastUpdated: false,
   // The repository's own files (src/, test/) are linked on GitHub; every link between pages must resolve.

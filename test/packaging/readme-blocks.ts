@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "vitest";
 import { root, typecheck } from "./support.js";
@@ -43,6 +43,21 @@ export function tsBlocks(file: string): { line: number; code: string }[] {
   return blocks;
 }
 
+/** Every Markdown page of the documentation site, relative to the root: their blocks are compiled like the README's. */
+export function docsPages(): string[] {
+  const pages: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      if (entry.name.startsWith(".") || entry.name === "public") continue;
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".md")) pages.push(path);
+    }
+  };
+  walk("docs");
+  return pages.sort();
+}
+
 export function prelude(code: string): string {
   const lines: string[] = [];
   for (const [name, type] of Object.entries(PLACEHOLDERS)) {
@@ -62,7 +77,7 @@ export function readmeDiagnostics(app: string, node = process.execPath): string[
   mkdirSync(join(app, "blocks"));
   const origin = new Map<string, string>();
   let count = 0;
-  for (const source of ["README.md", "src/harness/README.md"]) {
+  for (const source of ["README.md", "src/harness/README.md", ...docsPages()]) {
     for (const block of tsBlocks(source)) {
       const file = `block-${++count}.ts`;
       origin.set(file, `${source}:${block.line}`);
