@@ -1,8 +1,7 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     // Multi-process and crash tests spawn real children; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,
@@ -10,5 +9,17 @@ export default defineConfig({
     reporters: process.env.CI
       ? ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]]
       : ["default"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "node",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/workers/**"],
+        },
+      },
+      // Inside workerd: idemkey/cloudflare's stores on real Durable Objects and D1, the Agents SDK example.
+      "test/workers/vitest.config.ts",
+    ],
   },
 });

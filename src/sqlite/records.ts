@@ -36,6 +36,13 @@ export interface SqliteConnection {
   readonly inTransaction: boolean;
   /** Whether a driver error is SQLITE_BUSY (another connection holds the lock past the synchronous wait). */
   isBusy(error: unknown): boolean;
+  /**
+   * Whether the host runs the database itself, as a Durable Object runs its SQLite: then the store sends no PRAGMA
+   * (the host refuses them, and chooses the journal and the durability) and groups no writes (the host refuses
+   * `SAVEPOINT`, and commits each event's writes together on its own). `deferred` is then the host's transaction.
+   * @default false
+   */
+  readonly hosted?: boolean;
 }
 
 /** The longest synchronous wait for a lock: short enough that timers and I/O go on while another process writes. */
@@ -62,18 +69,7 @@ export function sqliteRecords(
   checkpointer?: Checkpointer,
 ): Store {
   const { clock, table, busyTimeoutMs } = resolved;
-  // From here on a lock is waited for synchronously only this long; the rest are asynchronous retries.
-  conn.exec(`PRAGMA busy_timeout = ${Math.min(busyTimeoutMs, SYNC_BUSY_MS)}`);
-  // A connection's own setting, which takes no lock; a Database passed in keeps the interval its owner chose.
-  // Beside a checkpointer, SQLite's own checkpoints (on the event loop, inside a commit) are only a backstop.
-  if (owned) conn.exec(`PRAGMA wal_autocheckpoint = ${checkpointer ? BACKSTOP_PAGES : CHECKPOINT_PAGES}`);
-  if (checkpointer) conn.exec(`PRAGMA journal_size_limit = ${LOG_LIMIT_BYTES}`);
-  const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
-  const configure = () => {
-    // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
-    conn.exec("PRAGMA journal_mode = WAL");
-    if (synchronous !== undefined) conn.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
-  };
+  const configure = conn.hosted ? () => {} : openSettings(conn, resolved, owned, checkpointer);
   let configured = tryConfigure(conn, configure);
 
   const cache = new Map<string, SqliteStatement>();
@@ -121,12 +117,12 @@ export function sqliteRecords(
     }
   };
   const live = (key: string, now: number) => statement(selectLive).get(key, now) as StoreRecord | undefined;
-  const writes = groupCommit(conn, statement, ready);
+  const writes = conn.hosted ? undefined : groupCommit(conn, statement, ready);
   // A write runs at once or waits for the group (group-commit.ts); a caller that holds a transaction open on a
   // Database it passed in gets it at once, inside that transaction, as it always did.
   const write = <T>(operation: string, key: string, body: () => T, transactional = false): Promise<T> => {
     const alone = () => run(operation, key, transactional ? () => conn.deferred(body) : body);
-    if (conn.inTransaction) return alone();
+    if (writes === undefined || conn.inTransaction) return alone();
     return writes.write({
       body,
       alone,
@@ -185,7 +181,7 @@ export function sqliteRecords(
       // a read alone costs a replay less than the same read in a transaction (5.3 against 8.1 µs p50), a new key a
       // little more than the transaction's read and insert (17.5 against 15.7). Otherwise the claim reads inside
       // its own transaction.
-      const first = !conn.inTransaction && (writes.waits() || recent.readFirst());
+      const first = !conn.inTransaction && (writes?.waits() || recent.readFirst());
       const read = first ? readFirst(key, input) : undefined;
       if (typeof read === "object") return Promise.resolve(read);
       return write("claim", key, () => claimNow(key, input, read === "absent"), true);
@@ -266,10 +262,34 @@ export function sqliteRecords(
     },
     // The waiting writes first, then the worker, whose connection must not outlive the store's.
     close: async () => {
-      writes.drain();
+      writes?.drain();
       await checkpointer?.stop();
       await close();
     },
+  };
+}
+
+/**
+ * Sends the settings that take no lock at once, and returns the ones that may wait for another connection's lock
+ * (the switch to WAL mode, `synchronous`), for `tryConfigure`.
+ */
+function openSettings(
+  conn: SqliteConnection,
+  resolved: ResolvedSqliteOptions,
+  owned: boolean,
+  checkpointer: Checkpointer | undefined,
+): () => void {
+  // From here on a lock is waited for synchronously only this long; the rest are asynchronous retries.
+  conn.exec(`PRAGMA busy_timeout = ${Math.min(resolved.busyTimeoutMs, SYNC_BUSY_MS)}`);
+  // A connection's own setting, which takes no lock; a Database passed in keeps the interval its owner chose.
+  // Beside a checkpointer, SQLite's own checkpoints (on the event loop, inside a commit) are only a backstop.
+  if (owned) conn.exec(`PRAGMA wal_autocheckpoint = ${checkpointer ? BACKSTOP_PAGES : CHECKPOINT_PAGES}`);
+  if (checkpointer) conn.exec(`PRAGMA journal_size_limit = ${LOG_LIMIT_BYTES}`);
+  const synchronous = resolved.synchronous ?? (owned ? "normal" : undefined);
+  return () => {
+    // In-memory databases answer "memory" and stay so; they are private to this connection anyway.
+    conn.exec("PRAGMA journal_mode = WAL");
+    if (synchronous !== undefined) conn.exec(`PRAGMA synchronous = ${synchronous.toUpperCase()}`);
   };
 }
 

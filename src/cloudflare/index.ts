@@ -1,0 +1,2 @@
+export { type DurableObjectStoreOptions, durableObjectStore } from "./durable-object-store.js";
+export type { DurableObjectSqlStorage, SqlCursor } from "./storage.js";

@@ -1,0 +1,16 @@
+/*
+ * The narrow shapes of Cloudflare's bindings that idemkey/cloudflare uses, written here so that the package needs
+ * no @cloudflare/workers-types: a Durable Object's `ctx.storage` and a D1 database.
+ */
+
+/** What a Durable Object's `sql.exec` returns: a cursor over the rows, run as it is read. */
+export interface SqlCursor {
+  toArray(): Record<string, unknown>[];
+  readonly rowsWritten: number;
+}
+
+/** A Durable Object's storage (`ctx.storage`) as `durableObjectStore` uses it: its SQLite API. */
+export interface DurableObjectSqlStorage {
+  sql: { exec(query: string, ...bindings: unknown[]): SqlCursor };
+  transactionSync<T>(fn: () => T): T;
+}
