@@ -109,7 +109,7 @@ describe.skipIf(!available)("the documentation site in Chromium", () => {
       if (path.startsWith("/api/")) continue;
       ids.set(path, new Set(await page.$$eval("[id]", (nodes) => nodes.map((node) => node.id))));
       const links = await page.$$eval("a[href]", (anchors) =>
-        anchors.map((a) => (a as HTMLAnchorElement).href),
+        anchors.map((a) => (a as unknown as { href: string }).href),
       );
       for (const link of links) {
         const url = new URL(link);
