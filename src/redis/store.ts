@@ -60,7 +60,7 @@ export interface RedisStoreOptions extends StoreOptions {
    * `false` the store keeps each record as one string (layout 3) and no index: a new key is claimed by a plain
    * `SET key value PX ttl NX GET`, no script, and a replay of a completed key is answered by that same command; its
    * completion is one small compare-and-set script. Measured at about half the Redis time and two-thirds of the
-   * latency of a fresh key with indexes (BENCHMARKS.md, "Issue 15, PostgreSQL and Redis stores"). Same token
+   * latency of a fresh key with indexes (bench/HISTORY.md, "Issue 15, PostgreSQL and Redis stores"). Same token
    * compare-and-set, resend rule, leases and retention on Redis's clock; what it gives up: `list()` and `purge()`
    * reject with a `TypeError` (so do `harness.list()`, `harness.purge()`, the middleware's `purge()` and the
    * inspector), and Redis deletes each record itself when its retention ends, as its expiry (`ttlMarginMs` does not
