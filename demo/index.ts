@@ -61,11 +61,19 @@ function options(): { json: boolean; chaos: ChaosOptions } {
 function ledger(name: string): LedgerOption {
   if (name === "sqlite") return "sqlite";
   if (name === "postgres") {
-    return { kind: "postgres", url: process.env.IDEMKEY_PG_URL || "postgres://postgres@127.0.0.1:5432/test" };
+    return { kind: "postgres", url: serverUrl("IDEMKEY_PG_URL", "postgres://postgres@127.0.0.1:5432/test") };
   }
   if (name === "redis")
-    return { kind: "redis", url: process.env.IDEMKEY_REDIS_URL || "redis://127.0.0.1:6379" };
+    return { kind: "redis", url: serverUrl("IDEMKEY_REDIS_URL", "redis://127.0.0.1:6379") };
   throw new TypeError(`--ledger must be sqlite, postgres or redis, got ${JSON.stringify(name)}`);
+}
+
+/** The server a --ledger names: from its variable, or the local default, said out loud so that it is never a surprise. */
+function serverUrl(variable: string, fallback: string): string {
+  const url = process.env[variable];
+  if (url) return url;
+  console.log(`${variable} is not set: idemkey's ledger goes to ${fallback}`);
+  return fallback;
 }
 
 /** A bar per mode while it runs, on a terminal only: piped output stays clean. */

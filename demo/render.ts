@@ -26,7 +26,7 @@ function modeTable(mode: ModeReport): string {
     head: [
       "owner (tool, effect)",
       "tool\ncalls",
-      "attempts",
+      "requests\nreceived",
       "crashes",
       "effects\nexpected",
       "effects\nobserved",
@@ -124,20 +124,20 @@ function explain(mode: ModeReport): string {
   const naive = mode.mode === "naive";
   const lines = [`Mode ${naive ? 1 : 2}, ${mode.title}: ${plural(dupes, "duplicate effect")} (${byOwner}).`];
   lines.push(
-    `  Window left open, the answer lost after the owner acted: ${causes.retry} duplicates. ` +
+    `  Window left open, the answer lost after the owner acted: ${plural(causes.retry, "duplicate")}. ` +
       (naive
         ? "The retry carried no key, so the owner took it for a new request."
         : `The ledger knew the retry was the same call, but the key never left the worker, so the owners could ` +
           `not; only the email was spared (${plural(surfaced, "unknown outcome")} surfaced instead of resent).`),
   );
   lines.push(
-    `  Window left open, a crash after the owner's effect (or any later crash): ${causes.replay} duplicates. ` +
+    `  Window left open, a crash after the owner's effect (or any later crash): ${plural(causes.replay, "duplicate")}. ` +
       (naive
         ? "Nothing recorded what a killed worker had done, so the replay ran every call again."
         : "The ledger lived in the worker's memory and died with it, so the replay ran every call again."),
   );
   lines.push(
-    `  Window left open, the same task on two workers at once: ${causes.concurrent} duplicates. ` +
+    `  Window left open, the same task on two workers at once: ${plural(causes.concurrent, "duplicate")}. ` +
       (naive ? "Nothing was shared between the two." : "Each worker had a ledger of its own."),
   );
   return lines.join("\n");
