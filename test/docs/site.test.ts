@@ -4,8 +4,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumFor, launchChromium } from "../support/chromium.js";
 
 /**
  * The documentation site as a reader gets it: `npm run docs` builds it (VitePress and TypeDoc, offline) into a
@@ -13,15 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * home page: no console error on any, every internal link and anchor resolves, and the local search finds
  * `effectOnce`.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available) {
-  if (process.env.CI === "true")
-    throw new Error(`CI=true requires Chromium at ${CHROMIUM} for the docs site test`);
-  console.warn(
-    `SKIPPED the docs site's browser test: no Chromium at ${CHROMIUM} (apt-get install chromium).`,
-  );
-}
+const available = chromiumFor("the docs site's browser test");
 
 const root = new URL("../..", import.meta.url).pathname;
 const out = mkdtempSync(join(tmpdir(), "idemkey-site-"));
@@ -71,17 +64,7 @@ describe.skipIf(!available)("the documentation site in Chromium", () => {
     });
     expect(built.status, `${built.stdout}\n${built.stderr}`).toBe(0);
     origin = await serve(out);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
   }, 240_000);
 
   it("every page reachable from the home page loads without a console error, and every internal link resolves", async () => {

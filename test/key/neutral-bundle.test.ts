@@ -1,14 +1,15 @@
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { createContext, runInContext } from "node:vm";
 import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestFingerprint } from "../../src/owner/fingerprint.js";
 import { type decodeSaved, encodeSaved } from "../../src/owner/saved-response.js";
+import { chromiumFor, launchChromium } from "../support/chromium.js";
 
 /**
  * The core imports and keys where node:crypto (and Buffer, and process) do not exist: `src/index.ts` (key, harness,
@@ -16,13 +17,7 @@ import { type decodeSaved, encodeSaved } from "../../src/owner/saved-response.js
  * from `node:`, and the bundle, run in Debian's Chromium, must give test-vectors/keys.json's keys and one effect for
  * two harness calls on memoryStore, counted by the tool in the page.
  */
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available) {
-  if (process.env.CI === "true")
-    throw new Error(`CI=true requires Chromium at ${CHROMIUM} (apt-get install chromium)`);
-  console.warn(`SKIPPED the core-in-a-browser test: no Chromium at ${CHROMIUM} (apt-get install chromium).`);
-}
+const available = chromiumFor("the core-in-a-browser test");
 
 const entry = (path: string) =>
   fileURLToPath(new URL(path.startsWith("./") ? path : `../../src/${path}`, import.meta.url));
@@ -174,17 +169,7 @@ describe("the owner engine's byte paths in a bare V8 realm", () => {
 describe.skipIf(!available)("the neutral core bundle in Chromium", () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
