@@ -62,7 +62,10 @@ export function prelude(code: string): string {
   const lines: string[] = [];
   for (const [name, type] of Object.entries(PLACEHOLDERS)) {
     const used = new RegExp(`(?<![.\\w$])${name}(?![\\w$])`).test(code);
-    const own = new RegExp(`(const|let|function|import[^;]*)\\W${name}\\W`).test(code);
+    // Declared by the block itself: `const n`, `import { n }`, or destructured, `const { n } = ...`.
+    const own = new RegExp(
+      `(const|let|function|import[^;]*)\\W${name}\\W|(const|let)\\s*[{[][^=]*\\b${name}\\b`,
+    ).test(code);
     if (used && !own) lines.push(`declare const ${name}: ${type};`);
   }
   return lines.join("\n");
