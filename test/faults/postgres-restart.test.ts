@@ -10,6 +10,7 @@ import {
   runFailoverWorkload,
 } from "../support/cluster/failover-workload.js";
 import { type PgPair, startPgPair } from "../support/cluster/pg-standby.js";
+import { idemkeyWarnings } from "../support/warnings.js";
 
 /**
  * Issue 11 on a PostgreSQL server of the test's own (initdb + pg_ctl under a temporary directory, as the postgres
@@ -43,6 +44,7 @@ describe("PostgreSQL stopped with -m immediate and restarted mid-flight", () => 
     const store = postgresStore(pool, { table: `idemkey_restart_${randomBytes(4).toString("hex")}` });
     // The store's listener, and no other: an idle connection cut by the restart would otherwise crash the process.
     expect(pool.listenerCount("error")).toBe(1);
+    const warnings = idemkeyWarnings();
     let outageMs = 0;
     const report = await runFailoverWorkload({
       store,
@@ -70,5 +72,9 @@ describe("PostgreSQL stopped with -m immediate and restarted mid-flight", () => 
       expect(runs.length, framework.name).toBeGreaterThan(0);
     }
     expect(report.failures.size, describeReport(report)).toBeGreaterThan(0);
+    // Idle connections the restart cut (if any were idle) were reported as a warning the application can hear,
+    // not a crash; nothing else was.
+    const seen = await warnings.stop();
+    for (const message of seen) expect(message).toMatch(/idle connection of the pool failed/);
   }, 300_000);
 });

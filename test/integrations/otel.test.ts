@@ -20,7 +20,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import express from "express";
 import { Hono } from "hono";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
@@ -44,6 +44,7 @@ import {
 } from "../../src/otel/index.js";
 import { baseUrl, listen } from "../owner/apps.js";
 import { effectLog } from "../support/effect-log.js";
+import { idemkeyWarnings } from "../support/warnings.js";
 
 /** Collects on demand: the test reads the counters after the calls, no export timer. */
 class OnDemandReader extends MetricReader {
@@ -479,38 +480,6 @@ function brokenTelemetry(where: Break) {
   });
   return { tracerProvider, meterProvider };
 }
-
-/**
- * The IdemkeyWarnings emitted from now on, heard as an application would (`process.on("warning")`). Node's own
- * listener, which prints every warning to stderr, is set aside meanwhile, as `--no-warnings` does, so that the
- * expected warnings leave stderr quiet; `stop` (also run after each test) puts it back.
- */
-function idemkeyWarnings() {
-  const seen: string[] = [];
-  const others = process.listeners("warning");
-  process.removeAllListeners("warning");
-  const listener = (warning: Error) => {
-    if (warning.name === "IdemkeyWarning") seen.push(warning.message);
-  };
-  process.on("warning", listener);
-  let stopped = false;
-  const stop = async () => {
-    // Warnings are emitted on the next tick: wait for them before reading.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (stopped) return seen;
-    stopped = true;
-    process.off("warning", listener);
-    for (const other of others) process.on("warning", other);
-    return seen;
-  };
-  stopWarnings = stop;
-  return { seen, stop };
-}
-let stopWarnings: (() => Promise<unknown>) | undefined;
-afterEach(async () => {
-  await stopWarnings?.();
-  stopWarnings = undefined;
-});
 
 /**
  * One IdemkeyWarning for the whole test, however many calls met the failure; none for an exporter, whose failures
