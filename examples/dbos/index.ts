@@ -19,6 +19,9 @@ const base = process.env.IDEMKEY_PG_URL || "postgres://postgres@127.0.0.1:5432/t
 const database = `idemkey_example_dbos_${randomBytes(4).toString("hex")}`;
 const url = new URL(base);
 url.pathname = `/${database}`;
+// DBOS's idle-in-transaction timeout set at connect time rather than by a SET it queues on each new connection,
+// which pg 8 reports as a DeprecationWarning.
+url.searchParams.set("options", "-c idle_in_transaction_session_timeout=60000");
 
 const api = await paymentsApi();
 const chargeCard = defineTool({

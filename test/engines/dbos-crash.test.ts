@@ -10,6 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { idempotencyKey } from "../../src/index.js";
 import { postgresService } from "../support/services.js";
+import { dbosDatabaseUrl } from "./dbos-url.js";
 import { type Owner, startOwner } from "./owner.js";
 
 const service = await postgresService();
@@ -17,11 +18,7 @@ const dir = mkdtempSync(join(tmpdir(), "idemkey-dbos-crash-"));
 const worker = fileURLToPath(new URL("./fixtures/dbos-worker.ts", import.meta.url));
 // A fresh DBOS system database per run, dropped afterwards; the ledger lives in it too.
 const database = `idemkey_dbos_crash_${randomBytes(4).toString("hex")}`;
-const dbUrl = (() => {
-  const url = new URL(service.url);
-  url.pathname = `/${database}`;
-  return url.toString();
-})();
+const dbUrl = dbosDatabaseUrl(service.url, database);
 let owner: Owner;
 let onEffect: (() => void) | undefined;
 const children = new Set<ChildProcess>();

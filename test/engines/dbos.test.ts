@@ -15,17 +15,14 @@ import {
 } from "../../src/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { postgresService } from "../support/services.js";
+import { dbosDatabaseUrl } from "./dbos-url.js";
 import { charge, type Owner, startOwner } from "./owner.js";
 
 const service = await postgresService();
 const dir = mkdtempSync(join(tmpdir(), "idemkey-dbos-"));
 // DBOS creates its system database itself: a fresh one per run, dropped afterwards; idemkey's ledger lives in it too.
 const database = `idemkey_dbos_${randomBytes(4).toString("hex")}`;
-const dbUrl = (() => {
-  const url = new URL(service.url);
-  url.pathname = `/${database}`;
-  return url.toString();
-})();
+const dbUrl = dbosDatabaseUrl(service.url, database);
 
 let owner: Owner;
 let pool: pg.Pool;
