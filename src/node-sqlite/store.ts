@@ -73,8 +73,14 @@ export function nodeSqliteStore(
       return db.isTransaction === true;
     },
     isBusy: (error) => {
-      const errcode = (error as { errcode?: unknown })?.errcode;
-      return typeof errcode === "number" && (errcode & 0xff) === 5;
+      const { errcode, code, message } = (error ?? {}) as {
+        errcode?: unknown;
+        code?: unknown;
+        message?: unknown;
+      };
+      if (typeof errcode === "number") return (errcode & 0xff) === 5;
+      // Deno's node:sqlite gives no errcode, only SQLite's text for SQLITE_BUSY.
+      return code === "ERR_SQLITE_ERROR" && message === "database is locked";
     },
   };
   const { table } = resolved;

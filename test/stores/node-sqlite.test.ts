@@ -48,6 +48,19 @@ describe.skipIf(!has)(`nodeSqliteStore${why}`, () => {
     await node.close();
   });
 
+  it("opens a file another connection holds locked, and its first claim waits for the lock", async () => {
+    // Deno's node:sqlite reports SQLITE_BUSY with no errcode, only its message: the store must still know it.
+    const path = join(dir, "locked.db");
+    const holder = new nodeSqlite!.DatabaseSync(path);
+    holder.exec("CREATE TABLE held (x); BEGIN EXCLUSIVE; INSERT INTO held VALUES (1)");
+    const store = nodeSqliteStore(path, { busyTimeoutMs: 60_000 });
+    const claiming = store.claim("k", claimInput);
+    holder.exec("COMMIT");
+    holder.close();
+    expect(await claiming).toMatchObject({ status: "claimed" });
+    await store.close();
+  });
+
   it("rejects bad arguments with a TypeError naming the option", () => {
     expect(() => nodeSqliteStore(join(dir, "x.db"), { table: "no spaces" })).toThrow(/options\.table/);
     expect(() => nodeSqliteStore(join(dir, "x.db"), { busyTimeoutMs: -1 })).toThrow(/options\.busyTimeoutMs/);
