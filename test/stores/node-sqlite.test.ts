@@ -15,7 +15,7 @@ import { expectTwoProcessRace } from "./sqlite-race.js";
 const [major, minor] = process.versions.node.split(".").map(Number) as [number, number];
 const has = major > 22 || (major === 22 && minor >= 13);
 const why = has ? "" : ` (skipped: node:sqlite needs Node >= 22.13, this is ${process.versions.node})`;
-if (!has) console.warn(`skipped on Node ${process.versions.node}: nodeSqliteStore needs Node >= 22.13`);
+if (!has) console.log(`skipped on Node ${process.versions.node}: nodeSqliteStore needs Node >= 22.13`);
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-node-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
