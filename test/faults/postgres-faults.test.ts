@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { postgresStore } from "../../src/postgres/index.js";
 import { postgresService } from "../support/services.js";
+import { idemkeyWarnings } from "../support/warnings.js";
 
 /**
  * Issue 11 cases 3 and 6 on the shared PostgreSQL, in a table of this run's own: the server is only queried (and this
@@ -58,6 +59,8 @@ afterAll(async () => {
     const key = `pool:${randomUUID()}`;
     await store.claim(key, { fingerprint: "fp", token: "a", leaseMs: 2_000, ttlMs: 60_000 });
     const { rows } = await pool.query("SELECT pg_backend_pid() AS pid");
+    // Heard here as an application would hear it, instead of printed on a passing run.
+    const warnings = idemkeyWarnings();
     const warned = new Promise<void>((resolve) => {
       const onWarning = (warning: Error) => {
         if (/idle connection of the pool failed/.test(warning.message)) {
@@ -71,6 +74,7 @@ afterAll(async () => {
     await warned;
     await sleep(10);
     expect((await store.get(key))?.token).toBe("a");
+    expect(await warnings.stop()).toEqual([expect.stringMatching(/idle connection of the pool failed/)]);
   });
 
   it("leaves a pool's own error listener alone", () => {

@@ -28,8 +28,9 @@ describe("PostgreSQL stopped with -m immediate and restarted mid-flight", () => 
     pair = await startPgPair({ synchronous: false });
   }, 120_000);
   afterAll(async () => {
-    await pair?.stop();
+    // The pool first: stopping the servers under its idle connections would warn of each as it dies.
     await pool?.end().catch(() => {});
+    await pair?.stop();
   });
 
   it("no handler or unguarded tool runs twice, no save or completion is lost, the process stays up", async () => {

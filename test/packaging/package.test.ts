@@ -15,7 +15,7 @@ let tarball = "";
 beforeAll(() => {
   tarball = packPackage(dir);
 }, WORK_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true }), WORK_MS);
 
 function tarballFiles(): string[] {
   const listed = spawnSync("tar", ["-tzf", tarball], { encoding: "utf8" });
