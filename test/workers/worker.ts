@@ -36,8 +36,8 @@ function signal(): { promise: Promise<void>; fire: () => void } {
 export class Effects extends DurableObject<Env> {
   readonly #signals = new Map<string, ReturnType<typeof signal>>();
   #signal(name: string) {
-    let found = this.#signals.get(name);
-    if (found === undefined) this.#signals.set(name, (found = signal()));
+    const found = this.#signals.get(name) ?? signal();
+    this.#signals.set(name, found);
     return found;
   }
 
