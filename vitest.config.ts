@@ -15,11 +15,13 @@ export default defineConfig({
         test: {
           name: "node",
           include: ["test/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, "test/workers/**"],
+          exclude: [...configDefaults.exclude, "test/workers/**", "test/workers-nocompat/**"],
         },
       },
       // Inside workerd: idemkey/cloudflare's stores on real Durable Objects and D1, the Agents SDK example.
       "test/workers/vitest.config.ts",
+      // workerd with no Node compatibility at all: the core's keys and one harness call, on the pure-JS SHA-256.
+      "test/workers-nocompat/vitest.config.ts",
     ],
   },
 });

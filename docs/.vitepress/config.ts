@@ -51,6 +51,8 @@ export default defineConfig({
           { text: "SQLite", link: "/stores/sqlite" },
           { text: "PostgreSQL", link: "/stores/postgres" },
           { text: "Redis", link: "/stores/redis" },
+          { text: "libSQL and Turso", link: "/stores/libsql" },
+          { text: "Cloudflare D1 and Durable Objects", link: "/stores/cloudflare" },
           { text: "Clusters and failover", link: "/stores/failover" },
           { text: "A store of your own", link: "/stores/custom" },
         ],

@@ -7,10 +7,7 @@ import type { Claim, ClaimSpec, Hold } from "./types.js";
  * once); `exists` is the record someone else holds or completed. A resent claim (same token) is answered by the
  * store as the first one was decided (see docs/claim-protocol.md, "the resend rule").
  */
-export async function claimKey(
-  spec: ClaimSpec,
-  token: string = globalThis.crypto.randomUUID(),
-): Promise<Claim> {
+export async function claimKey(spec: ClaimSpec, token: string = crypto.randomUUID()): Promise<Claim> {
   return toClaim(spec, token, await spec.store.claim(spec.key, claimInput(spec, token)));
 }
 

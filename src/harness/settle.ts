@@ -23,7 +23,7 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
   for (;;) {
     call.signal?.throwIfAborted();
     waiting.seenAt = core.clock();
-    const token = globalThis.crypto.randomUUID();
+    const token = crypto.randomUUID();
     const park = tool.requiresApproval;
     const data = park ? addEvent(call.data, { type: "approval_requested", at: core.clock() }) : call.data;
     // Step "claim" (docs/claim-protocol.md): one atomic store.claim, as the claim layer's claimKey makes it.
@@ -221,7 +221,7 @@ async function startFrom<A, R>(
   unknownBecause: string | undefined,
 ): Promise<{ value: R } | undefined> {
   const { core } = call;
-  const token = globalThis.crypto.randomUUID();
+  const token = crypto.randomUUID();
   const started = await core.store.update(
     call.sk,
     { state: record.state },

@@ -1,0 +1,2 @@
+export type { LibsqlClient, LibsqlStatement } from "./client.js";
+export { type LibsqlStoreOptions, libsqlStore } from "./store.js";
