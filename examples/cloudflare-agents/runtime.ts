@@ -10,15 +10,15 @@ import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 
 const entry = fileURLToPath(new URL("./worker.ts", import.meta.url));
 
-/** The Worker bundled once per process: an ES module importing only workerd's built-ins. */
+/** The example's Worker, bundled once per process. */
 let bundled: Promise<string> | undefined;
-export function bundleWorker(path = entry): Promise<string> {
-  if (path !== entry) return bundle(path);
-  bundled ??= bundle(path);
+export function bundleWorker(): Promise<string> {
+  bundled ??= bundleForWorkerd(entry);
   return bundled;
 }
 
-async function bundle(path: string): Promise<string> {
+/** A Worker module as workerd loads it: one ES module importing only workerd's built-ins. */
+export async function bundleForWorkerd(path: string): Promise<string> {
   const result = await build({
     entryPoints: [path],
     bundle: true,
@@ -40,8 +40,6 @@ export interface StartOptions {
   persist: string;
   /** Where workerd's and Miniflare's log lines go; kept, not printed, so that a passing test stays quiet. */
   log?: (line: string) => void;
-  /** Another Worker module to run instead of worker.ts, with the same bindings. */
-  script?: string;
 }
 
 export interface Runtime {
@@ -59,7 +57,7 @@ export async function startWorker(options: StartOptions): Promise<Runtime> {
     convertV4MiniflareOptions({
       name: "cloudflare-agents",
       modules: true,
-      script: options.script ?? (await bundleWorker()),
+      script: await bundleWorker(),
       compatibilityDate: "2026-08-22",
       compatibilityFlags: ["nodejs_compat"],
       durableObjects: {
