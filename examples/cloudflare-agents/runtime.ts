@@ -64,6 +64,7 @@ export async function startWorker(options: StartOptions): Promise<Runtime> {
         Assistant: { className: "Assistant", useSQLite: true },
         TICKETS: { className: "Tickets", useSQLite: true },
         DESK: { className: "Desk", useSQLite: true },
+        LEDGER: { className: "Ledger", useSQLite: true },
       },
       resourcePersistencePath: options.persist,
       telemetry: { enabled: false },

@@ -15,13 +15,14 @@ import { Agent, routeAgentRequest } from "agents";
 import { McpAgent } from "agents/mcp";
 import { z } from "zod";
 // In an application: from "idemkey", "idemkey/cloudflare" and "idemkey/mcp".
-import { durableObjectStore } from "../../src/cloudflare/index.js";
+import { durableObjectStore, objectStore, type StoreMethod, serveStore } from "../../src/cloudflare/index.js";
 import { createHarness, defineTool } from "../../src/index.js";
 import { idempotencyKeyOf, mcpDedupe } from "../../src/mcp/index.js";
 
 export interface Env {
   Assistant: DurableObjectNamespace<Assistant>;
   TICKETS: DurableObjectNamespace<Tickets>;
+  LEDGER: DurableObjectNamespace<Ledger>;
   DESK: DurableObjectNamespace<Desk>;
 }
 
@@ -84,14 +85,26 @@ export class Assistant extends Agent<Env> {
 }
 
 /**
- * A remote MCP server on Workers. Its tool is deduped on the key a client sends in `_meta`, in the object's own
- * SQLite. One object serves one MCP session (the SDK names it after the session id), so these keys are the
- * session's: see docs/cloudflare.md for a ledger shared by every session of a caller.
+ * The MCP server's ledger: a Durable Object of its own, whose SQLite every session's McpAgent reaches over RPC.
+ */
+export class Ledger extends DurableObject<Env> {
+  #serve = serveStore(durableObjectStore(this.ctx.storage));
+  idemkeyStore(method: StoreMethod, args: unknown[]): Promise<unknown> {
+    return this.#serve(method, args);
+  }
+}
+
+/**
+ * A remote MCP server on Workers. Its tool is deduped on the key a client sends in `_meta`. The SDK runs one
+ * object per MCP session (named after the session id), and a client that reconnects gets a new session: so the
+ * keys live in the Ledger object, which outlives sessions, not in this object's own storage. One ledger object
+ * serves here, as the server has one caller; one per caller (`idFromName(clientId)`) spreads the load.
  */
 export class Tickets extends McpAgent<Env> {
   server = new McpServer({ name: "tickets", version: "1.0.0" });
   async init(): Promise<void> {
-    const idempotent = mcpDedupe({ store: durableObjectStore(this.ctx.storage) });
+    const ledger = this.env.LEDGER.get(this.env.LEDGER.idFromName("tickets"));
+    const idempotent = mcpDedupe({ store: objectStore(ledger) });
     this.server.registerTool(
       "open_ticket",
       { description: "Open a ticket.", inputSchema: { title: z.string() } },

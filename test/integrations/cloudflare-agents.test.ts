@@ -100,28 +100,38 @@ describe("Cloudflare Agents SDK in workerd", () => {
     expect(tickets[1]!.key).not.toBe(tickets[0]!.key);
   }, 120_000);
 
-  it("an McpAgent replays a keyed tools/call sent twice by the MCP SDK's client over Streamable HTTP", async () => {
+  it("an McpAgent replays a keyed tools/call sent again by the MCP SDK's client over Streamable HTTP, in the same session and in a new one", async () => {
     keepLog();
     const runtime = await start(persistDir());
-    const client = new Client({ name: "agent", version: "1.0.0" });
-    await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
-    try {
-      const key = "d2c1f3e0-agent-turn-12";
-      const call = {
-        name: "open_ticket",
-        arguments: { title: "Refund order 1182" },
-        _meta: { [IDEMPOTENCY_KEY_META]: key },
-      };
-      const first = await client.callTool(call);
-      const second = await client.callTool(call);
+    const key = "d2c1f3e0-agent-turn-12";
+    const call = {
+      name: "open_ticket",
+      arguments: { title: "Refund order 1182" },
+      _meta: { [IDEMPOTENCY_KEY_META]: key },
+    };
+    const connect = async () => {
+      const client = new Client({ name: "agent", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL("/mcp", runtime.url)));
+      return client;
+    };
 
-      expect(first.isError).toBeFalsy();
-      expect(first._meta?.[REPLAYED_META]).toBeUndefined();
-      expect(second.content).toEqual(first.content);
-      expect(second._meta?.[REPLAYED_META]).toBe(true);
-      expect(await effects(runtime)).toEqual([{ key, title: "Refund order 1182" }]);
-    } finally {
-      await client.close();
+    const client = await connect();
+    const first = await client.callTool(call);
+    const second = await client.callTool(call);
+    const session = (client.transport as StreamableHTTPClientTransport).sessionId;
+    await client.close();
+    // The client reconnects, as one does after losing its connection: a new session, so a new McpAgent object.
+    const reconnected = await connect();
+    const third = await reconnected.callTool(call);
+    expect((reconnected.transport as StreamableHTTPClientTransport).sessionId).not.toBe(session);
+    await reconnected.close();
+
+    expect(first.isError).toBeFalsy();
+    expect(first._meta?.[REPLAYED_META]).toBeUndefined();
+    for (const again of [second, third]) {
+      expect(again.content).toEqual(first.content);
+      expect(again._meta?.[REPLAYED_META]).toBe(true);
     }
+    expect(await effects(runtime)).toEqual([{ key, title: "Refund order 1182" }]);
   }, 120_000);
 });
