@@ -63,6 +63,7 @@ export class Desk extends DurableObject<Env> {
 
 const desk = (env: Env) => env.DESK.get(env.DESK.idFromName("desk"));
 
+// #region agent
 /**
  * An agent whose tool calls take effect once: the harness keeps its ledger in the agent's own SQLite, which survives
  * hibernation, eviction and a restarted runtime, so a call repeated after any of them is answered from the ledger.
@@ -83,7 +84,9 @@ export class Assistant extends Agent<Env> {
     return Response.json({ ...value, replayed, boot: bootId() });
   }
 }
+// #endregion agent
 
+// #region mcp
 /**
  * The MCP server's ledger: a Durable Object of its own, whose SQLite every session's McpAgent reaches over RPC.
  */
@@ -118,6 +121,7 @@ export class Tickets extends McpAgent<Env> {
 }
 
 const mcp = Tickets.serve("/mcp", { binding: "TICKETS" });
+// #endregion mcp
 
 export default {
   async fetch(request, env, ctx): Promise<Response> {
