@@ -1,12 +1,14 @@
 /*
  * idemkey on the Cloudflare Agents SDK: a Worker with an `Agent` whose tool is keyed by the harness, with the agent's
  * own Durable Object SQLite as the ledger, and an `McpAgent` (a remote MCP server) whose tool is deduped by
- * `mcpDedupe` on its own Durable Object SQLite. Both reach the same owner, `Desk`, a Durable Object that opens
- * tickets and writes each one it opens in its own table: the record of effects, which neither idemkey nor the tests'
- * code under test writes.
+ * `mcpDedupe` on a Durable Object store every MCP session shares. Both reach the same owner, `Desk`, a Durable Object
+ * that opens one ticket per key and writes down every request and ticket in its own tables: the record of effects,
+ * which nothing of idemkey writes.
  *
- * Routes: POST /agents/assistant/<name> (the Agent's onRequest), /mcp (the McpAgent over Streamable HTTP),
- * GET /effects (what Desk opened), GET /boot (which isolate answers). Run it: npm run example:cloudflare-agents.
+ * Routes: POST /agents/assistant/<name> (the Agent's onRequest), /mcp (the McpAgent over Streamable HTTP), GET
+ * /effects (the tickets Desk opened), GET /requests (how many requests it got), GET /boot (which isolate answers),
+ * POST /faults/hold-next (the owner holds back its next answer).
+ * Run it: npm run example:cloudflare-agents.
  */
 
 import { DurableObject } from "cloudflare:workers";
@@ -37,27 +39,44 @@ const bootId = () => {
 };
 
 /**
- * The owner of the effect: opens a ticket for every request it gets, as an owner that does not dedupe would, and
- * writes it with the key it was sent. A second effect for one key would show as a second row.
+ * The owner of the effect, as an owner that takes an idempotency key works: opens one ticket per key, and answers a
+ * repeat with the ticket it opened. It writes down every request it gets and every ticket it opens, in its own
+ * SQLite: the record of effects the tests read.
  */
 export class Desk extends DurableObject<Env> {
-  open(key: string, title: string): { ticket: number } {
-    const { sql } = this.ctx.storage;
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS tickets (n INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, title TEXT)",
-    );
+  #holdNext = false;
+  async open(key: string, title: string): Promise<{ ticket: number }> {
+    const sql = this.#tables();
+    sql.exec("INSERT INTO requests (key) VALUES (?)", key);
+    const opened = sql.exec("SELECT n FROM tickets WHERE key = ?", key).toArray()[0];
+    if (opened !== undefined) return { ticket: opened.n as number };
     const row = sql.exec("INSERT INTO tickets (key, title) VALUES (?, ?) RETURNING n", key, title).one();
+    // The fault a test injects: the ticket is open (written, and committed as this awaits), and the answer is
+    // held back until workerd is stopped, as if the runtime died in the middle of the call.
+    if (this.#holdNext) {
+      this.#holdNext = false;
+      await new Promise((resolve) => setTimeout(resolve, 10 * 60_000));
+    }
     return { ticket: row.n as number };
   }
+  /** Arms the fault above for the next ticket this object opens. */
+  holdNext(): void {
+    this.#holdNext = true;
+  }
   tickets(): { key: string; title: string }[] {
-    const { sql } = this.ctx.storage;
-    sql.exec(
-      "CREATE TABLE IF NOT EXISTS tickets (n INTEGER PRIMARY KEY AUTOINCREMENT, key TEXT, title TEXT)",
-    );
-    return sql.exec("SELECT key, title FROM tickets ORDER BY n").toArray() as {
+    return this.#tables().exec("SELECT key, title FROM tickets ORDER BY n").toArray() as {
       key: string;
       title: string;
     }[];
+  }
+  requests(): number {
+    return this.#tables().exec("SELECT count(*) AS n FROM requests").one().n as number;
+  }
+  #tables(): SqlStorage {
+    const { sql } = this.ctx.storage;
+    sql.exec("CREATE TABLE IF NOT EXISTS tickets (n INTEGER PRIMARY KEY, key TEXT UNIQUE, title TEXT)");
+    sql.exec("CREATE TABLE IF NOT EXISTS requests (n INTEGER PRIMARY KEY, key TEXT)");
+    return sql;
   }
 }
 
@@ -69,7 +88,8 @@ const desk = (env: Env) => env.DESK.get(env.DESK.idFromName("desk"));
  * hibernation, eviction and a restarted runtime, so a call repeated after any of them is answered from the ledger.
  */
 export class Assistant extends Agent<Env> {
-  harness = createHarness({ store: durableObjectStore(this.ctx.storage) });
+  // A lease of 2 s rather than 30 s, so that a call cut off by a stopped runtime is taken over soon in the test.
+  harness = createHarness({ store: durableObjectStore(this.ctx.storage), leaseMs: 2_000 });
   openTicket = defineTool({
     name: "openTicket",
     effect: "keyed",
@@ -128,6 +148,8 @@ export default {
     const url = new URL(request.url);
     if (url.pathname.startsWith("/mcp")) return mcp.fetch(request, env, ctx);
     if (url.pathname === "/effects") return Response.json(await desk(env).tickets());
+    if (url.pathname === "/requests") return Response.json(await desk(env).requests());
+    if (url.pathname === "/faults/hold-next") return Response.json(await desk(env).holdNext());
     if (url.pathname === "/boot") return new Response(bootId());
     const answer = await routeAgentRequest(request, env);
     if (answer === null) return new Response("not found", { status: 404 });

@@ -41,6 +41,11 @@ function persistDir(): string {
   return dir;
 }
 
+/** Polls `ready` until it says yes: waiting on what the runtime wrote, not on time. */
+async function until(ready: () => Promise<boolean>): Promise<void> {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
 function keepLog(): void {
   log = [];
   onTestFailed(() => {
@@ -53,6 +58,8 @@ interface Ticket {
   title: string;
 }
 const effects = async (runtime: Runtime) => (await (await runtime.fetch("/effects")).json()) as Ticket[];
+/** Every request the owner got, a repeat with a key it knows included. */
+const requests = async (runtime: Runtime) => (await (await runtime.fetch("/requests")).json()) as number;
 
 const askAgent = (runtime: Runtime, body: object, headers: Record<string, string> = {}) =>
   runtime.fetch("/agents/assistant/ana", {
@@ -95,9 +102,39 @@ describe("Cloudflare Agents SDK in workerd", () => {
 
     const tickets = await effects(second);
     expect(tickets.map((t) => t.title)).toEqual(["Login fails on Safari", "Logout too"]);
+    // The replay never reached the owner: two requests, one per ticket.
+    expect(await requests(second)).toBe(2);
     // The owner was sent the harness's key: lowercase hex SHA-256, one per call.
     expect(tickets[0]!.key).toMatch(/^[0-9a-f]{64}$/);
     expect(tickets[1]!.key).not.toBe(tickets[0]!.key);
+  }, 120_000);
+
+  it("an Agent's call cut off by a stopped runtime after its effect is taken over on the same storage and sent again with its key", async () => {
+    keepLog();
+    const persist = persistDir();
+    const call = { taskId: "conversation-7781:message-13", title: "Export is empty" };
+
+    const first = await start(persist);
+    // The owner opens the ticket and holds its answer back; workerd is stopped while the call runs.
+    expect((await first.fetch("/faults/hold-next", { method: "POST" })).status).toBe(200);
+    const cut = askAgent(first, call).then(
+      () => "answered",
+      () => "cut off",
+    );
+    await until(async () => (await effects(first)).length === 1);
+    await first.dispose();
+    running.splice(running.indexOf(first), 1);
+    expect(await cut).toBe("cut off");
+
+    // The record is pending: the restarted agent waits out its lease, takes it over and runs the tool again with
+    // the same key, which the owner answers with the ticket it opened.
+    const second = await start(persist);
+    const again = await askAgent(second, call);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ ticket: 1, replayed: false });
+    const tickets = await effects(second);
+    expect(tickets).toHaveLength(1);
+    expect(await requests(second)).toBe(2);
   }, 120_000);
 
   it("an McpAgent replays a keyed tools/call sent again by the MCP SDK's client over Streamable HTTP, in the same session and in a new one", async () => {
@@ -133,5 +170,6 @@ describe("Cloudflare Agents SDK in workerd", () => {
       expect(again._meta?.[REPLAYED_META]).toBe(true);
     }
     expect(await effects(runtime)).toEqual([{ key, title: "Refund order 1182" }]);
+    expect(await requests(runtime)).toBe(1);
   }, 120_000);
 });
