@@ -11,6 +11,7 @@ import { canonicalCall, idempotencyKey } from "../src/key/index.js";
 import { medianMicros } from "./key.js";
 import { oneKb, sixtyFourKb, small } from "./payloads.js";
 import { printTable } from "./table.js";
+import { workerdColdStart } from "./workerd-cold.js";
 
 /** The budget for the core's bundle, min+gzip (issue 29): what an edge function pays to import idemkey. */
 const BUDGET_BYTES = 20 * 1024;
@@ -157,6 +158,14 @@ console.log(JSON.stringify({ imported: t1 - t0, firstCall: t2 - t1, hash: core.h
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+
+  // 4. Cold start on a store that persists: workerd (started by Miniflare) on a Durable Object, Node on SQLite.
+  const workerdRuns = Number(process.env.IDEMKEY_BENCH_WORKERD_RUNS ?? 5);
+  printTable(
+    `cold start on a persistent store, median of ${workerdRuns} launches, wall clock from Node: launch to ready (runtime up, module loaded), first keyed call (harness made on the store, claim, run, save), launch to result; Node's "to result" includes its exit`,
+    ["runtime, store", "to ready ms", "first call ms", "to result ms"],
+    await workerdColdStart(workerdRuns),
+  );
   if (over) {
     console.error(
       `bench runtimes: the core's bundle is over its budget of ${BUDGET_BYTES / 1024} KB min+gzip`,

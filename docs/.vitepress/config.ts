@@ -40,6 +40,7 @@ export default defineConfig({
           { text: "Mastra", link: "/integrations/mastra" },
           { text: "Claude Agent SDK", link: "/integrations/claude-agent-sdk" },
           { text: "OpenTelemetry", link: "/integrations/otel" },
+          { text: "Cloudflare Agents SDK", link: "/cloudflare" },
           { text: "Durable engines", link: "/engines/" },
         ],
       },

@@ -4,13 +4,14 @@
  * D1, so that two invocations of it can race on one key.
  */
 import { DurableObject } from "cloudflare:workers";
-import { d1Store, durableObjectStore } from "../../src/cloudflare/index.js";
+import { d1Store, durableObjectStore, type StoreMethod, type StoreObject } from "../../src/cloudflare/index.js";
 import { createHarness, defineTool, idempotencyKey } from "../../src/index.js";
 import type { Store } from "../../src/store/types.js";
 
 export interface Env {
   LEDGER: DurableObjectNamespace<Ledger>;
   EFFECTS: DurableObjectNamespace<Effects>;
+  SHARED: DurableObjectNamespace<SharedLedger>;
   DB: D1Database;
 }
 
@@ -26,6 +27,17 @@ function signal(): { promise: Promise<void>; fire: () => void } {
     fire = resolve;
   });
   return { promise, fire };
+}
+
+/**
+ * A ledger other objects reach over RPC (objectStore): it serves whatever store the test sets in it, so that the
+ * contract suite's clock runs inside the object.
+ */
+export class SharedLedger extends DurableObject<Env> {
+  serve?: StoreObject["idemkeyStore"];
+  idemkeyStore(method: StoreMethod, args: unknown[]): Promise<unknown> {
+    return this.serve!(method, args);
+  }
 }
 
 /**
