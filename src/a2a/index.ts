@@ -8,6 +8,7 @@ export {
   a2aTool,
 } from "./client/client-tool.js";
 export { type A2aMessageInput, keyedMessage, messageIdFor } from "./client/message.js";
+export { A2aTaskError, isA2aTaskError } from "./client/task-error.js";
 export { type A2aAnswer, type A2aEvent, foldEvents } from "./fold.js";
 export { IDEMPOTENCY_KEY_METADATA, NO_EFFECT_METADATA, REFUSAL_METADATA, Refusal } from "./meta.js";
 export { idempotentExecutor } from "./server/executor.js";

@@ -7,6 +7,10 @@ import type { Tool, ToolContext, ToolDefinition } from "../../harness/types.js";
 import { type A2aAnswer, type A2aEvent, foldEvents } from "../fold.js";
 import { NO_EFFECT_METADATA, REFUSAL_METADATA, Refusal } from "../meta.js";
 import { type A2aMessageInput, keyedMessage } from "./message.js";
+import { A2aTaskError } from "./task-error.js";
+
+/** The task states that answer an error (`TaskState.TASK_STATE_FAILED`, `TASK_STATE_REJECTED`). */
+const ERROR_STATES: readonly number[] = [4, 7];
 
 /** What one send answers: the agent's message, or its task. */
 export type A2aResult = Message | Task;
@@ -53,7 +57,9 @@ export interface A2aToolOptions<A> extends Omit<ToolDefinition<A, A2aResult>, "r
  * The agent's refusals become errors: `key_reused` an `IdempotencyConflictError`, `outcome_unknown` an
  * `OutcomeUnknownError`, a message still running or a store out of reach a retryable `ToolCallError` (nothing
  * ran), a message the agent marked `"dev.idemkey/no-effect"` a `ToolCallError` with `noEffect: true`. Any other
- * answer, a failed task included, is the agent's answer and is returned.
+ * failed or rejected task throws `A2aTaskError`, which says nothing about the effect unless the tool's `noEffect`
+ * classifier vouches for it: an `unguarded` call's outcome is then unknown, a `keyed` one is released and its
+ * repeat reaches the agent with the same key. Every other answer is returned.
  *
  * @example
  * const book = a2aTool(client, { name: "booking-agent", effect: "keyed" });
@@ -134,6 +140,9 @@ function checked(answer: A2aAnswer, tool: string, ctx: ToolContext): A2aResult {
       noEffect: true,
       retryable: false,
     });
+  }
+  if (answer.kind === "task" && ERROR_STATES.includes(answer.data.status?.state ?? 0)) {
+    throw new A2aTaskError(tool, answer.data, text || "(no text)");
   }
   return answer.data;
 }
