@@ -34,6 +34,7 @@ export default defineConfig({
         items: [
           { text: "Task ids and outcomes", link: "/integrations/" },
           { text: "MCP", link: "/integrations/mcp" },
+          { text: "A2A", link: "/integrations/a2a" },
           { text: "Vercel AI SDK", link: "/integrations/ai" },
           { text: "OpenAI Agents SDK", link: "/integrations/openai-agents" },
           { text: "LangGraph and LangChain", link: "/integrations/langgraph" },

@@ -29,8 +29,17 @@ export interface McpConflict extends ConflictBase {
   detail: string;
 }
 
+/** An A2A agent (`idempotentExecutor`) refused the message because its key was used for other content. */
+export interface A2aConflict extends ConflictBase {
+  by: "a2a";
+  /** The tool's name in the harness. */
+  tool: string;
+  /** The agent's own words. */
+  detail: string;
+}
+
 /** What an `IdempotencyConflictError` is made from: the key, and who found it reused. */
-export type IdempotencyConflictErrorData = FingerprintConflict | HttpConflict | McpConflict;
+export type IdempotencyConflictErrorData = FingerprintConflict | HttpConflict | McpConflict | A2aConflict;
 
 /**
  * The key was already used for a different request or call (other arguments, another body). Retrying with the
@@ -63,6 +72,8 @@ function compose(data: IdempotencyConflictErrorData): string {
       );
     case "mcp":
       return `The MCP tool "${data.tool}" refused the call: ${data.detail}`;
+    case "a2a":
+      return `The A2A agent behind "${data.tool}" refused the message: ${data.detail}`;
     default:
       return (
         `key "${data.key}" was already used with another fingerprint: the request differs from the one first made ` +

@@ -25,6 +25,15 @@ export interface McpUnknown extends UnknownBase {
   detail: string;
 }
 
+/** An A2A agent (`idempotentExecutor`) answered that an earlier message with this key may or may not have taken effect. */
+export interface A2aUnknown extends UnknownBase {
+  by: "a2a";
+  /** The tool's name in the harness. */
+  tool: string;
+  /** The agent's own words. */
+  detail: string;
+}
+
 /** The owner middleware: a retry took over a key whose handler may have run (`rerunAfterTakeover: false`). */
 export interface TakeoverUnknown extends UnknownBase {
   by: "takeover";
@@ -43,7 +52,12 @@ export interface ExpiredUnknown extends UnknownBase {
 }
 
 /** What an `OutcomeUnknownError` is made from: the key, and who could not tell what happened. */
-export type OutcomeUnknownErrorData = HarnessUnknown | McpUnknown | TakeoverUnknown | ExpiredUnknown;
+export type OutcomeUnknownErrorData =
+  | HarnessUnknown
+  | McpUnknown
+  | A2aUnknown
+  | TakeoverUnknown
+  | ExpiredUnknown;
 
 /**
  * An `unguarded` call may or may not have taken effect (it failed after it may have reached the owner, or its
@@ -73,6 +87,8 @@ function compose(data: OutcomeUnknownErrorData): string {
   switch (data.by) {
     case "mcp":
       return `The MCP tool "${data.tool}" refused the call: ${data.detail} Check whether it took effect, then resolve the key.`;
+    case "a2a":
+      return `The A2A agent behind "${data.tool}" refused the message: ${data.detail} Check whether it took effect, then resolve the key.`;
     case "takeover":
       return (
         `A retry took over the Idempotency-Key ${JSON.stringify(data.key)} after its lease ran out: the handler of ` +

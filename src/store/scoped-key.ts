@@ -11,6 +11,8 @@ export const StorePrefix = {
   http: "http:",
   /** MCP server dedupe (`mcpDedupe`): `mcp:<hash of scope and key>`. */
   mcp: "mcp:",
+  /** A2A executor dedupe (`idempotentExecutor`): `a2a:<hash of scope and key>`. */
+  a2a: "a2a:",
 } as const;
 
 export type StorePrefix = (typeof StorePrefix)[keyof typeof StorePrefix];

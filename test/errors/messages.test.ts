@@ -126,6 +126,9 @@ describe("IdempotencyConflictError", () => {
     expect(
       new IdempotencyConflictError({ key: "k", by: "mcp", tool: "pay", detail: "key reused" }).message,
     ).toBe('The MCP tool "pay" refused the call: key reused');
+    expect(
+      new IdempotencyConflictError({ key: "k", by: "a2a", tool: "book", detail: "key reused" }).message,
+    ).toBe('The A2A agent behind "book" refused the message: key reused');
   });
 
   it("keeps the deprecated (key, message) form", () => {
@@ -144,6 +147,11 @@ describe("OutcomeUnknownError", () => {
       new OutcomeUnknownError({ key: "k", by: "mcp", tool: "pay", detail: "it may have run." }).message,
     ).toBe(
       'The MCP tool "pay" refused the call: it may have run. Check whether it took effect, then resolve the key.',
+    );
+    expect(
+      new OutcomeUnknownError({ key: "k", by: "a2a", tool: "book", detail: "it may have run." }).message,
+    ).toBe(
+      'The A2A agent behind "book" refused the message: it may have run. Check whether it took effect, then resolve the key.',
     );
     expect(new OutcomeUnknownError({ key: "k", by: "takeover" }).message).toBe(
       'A retry took over the Idempotency-Key "k" after its lease ran out: the handler of the request that held it ' +

@@ -18,6 +18,11 @@ export interface KeyedCall<R> {
   rerunAfterTakeover: boolean;
   scope: string;
   key: string;
+  /**
+   * Where the record lives in the store. @default `mcpRecordKey(scope, key)`; the A2A executor passes its own, under
+   * `a2a:`, so that its records and MCP's never meet.
+   */
+  recordKey?: string;
   tool: string;
   args: unknown;
   /** Runs the tool. A throw means the outcome is unknown unless the error says `noEffect: true`. */
@@ -61,7 +66,7 @@ export const mcpFingerprint = (tool: string, args: unknown) => sha256Hex(canonic
 export async function dedupeCall<R>(call: KeyedCall<R>): Promise<CallOutcome<R>> {
   const { store, leaseMs, retentionMs, scope, key, tool } = call;
   const fingerprint = mcpFingerprint(tool, call.args);
-  const recordKey = mcpRecordKey(scope, key);
+  const recordKey = call.recordKey ?? mcpRecordKey(scope, key);
   const report = (phase: McpErrorEvent["phase"], error: unknown) =>
     call.onError({ error, phase, tool, scope, key });
   const deadline = Date.now() + call.waitMs;
