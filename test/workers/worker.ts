@@ -4,7 +4,12 @@
  * D1, so that two invocations of it can race on one key.
  */
 import { DurableObject } from "cloudflare:workers";
-import { d1Store, durableObjectStore, type StoreMethod, type StoreObject } from "../../src/cloudflare/index.js";
+import {
+  d1Store,
+  durableObjectStore,
+  type StoreMethod,
+  type StoreObject,
+} from "../../src/cloudflare/index.js";
 import { createHarness, defineTool, idempotencyKey } from "../../src/index.js";
 import type { Store } from "../../src/store/types.js";
 
