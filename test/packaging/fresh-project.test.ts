@@ -52,6 +52,10 @@ const README_IMPORTS = [
   "@dbos-inc/dbos-sdk",
   "@types/better-sqlite3",
   "@types/node@24",
+  "@libsql/client@0.18",
+  "@a2a-js/sdk@1",
+  "express@5",
+  "@types/express@5",
 ];
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-fresh-"));
