@@ -119,7 +119,7 @@ describe("the owner's key lookup (option lookup)", () => {
     const reconcile = lookupReconcile<{ amount: number }, { charged: number }>({
       url: `http://owner${LOOKUP}`,
       headers: { "x-account": "acct-a" },
-      fetch: (input, init) => o.app.request(String(input), init),
+      fetch: async (input, init) => o.app.request(String(input), init),
     });
     const ctx = (key: string) => ({
       idempotencyKey: key,
@@ -141,7 +141,7 @@ describe("the owner's key lookup (option lookup)", () => {
     const wrongScope = lookupReconcile({
       url: `http://owner${LOOKUP}`,
       headers: { "x-account": "acct-b" },
-      fetch: (input, init) => o.app.request(String(input), init),
+      fetch: async (input, init) => o.app.request(String(input), init),
     });
     expect(await wrongScope({}, ctx(KEY))).toMatchObject({ status: "not_done" });
   });
