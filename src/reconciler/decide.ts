@@ -57,12 +57,13 @@ export async function decide(core: Resolved, seen: StoreRecord, signal: AbortSig
   const version = versionOf(taken.record);
   const at = core.clock();
   let patch: RecordPatch;
-  let event: ReconcilerEvent;
+  // None when stopping: nothing was decided, and nothing happened to tell.
+  let event: ReconcilerEvent | undefined;
   const base = { key, taskId: taken.data.taskId, tool: taken.data.tool, by: core.id };
   if ("stopped" in found) {
     // Stopping: put the record back as undecided as it was, no try counted.
     patch = { state: "outcome_unknown", token: null, leaseMs: null, data: stoppedData(taken, at, version) };
-    event = { type: "conflict", key };
+    event = undefined;
   } else if ("undecided" in found) {
     const previous = lastUndecided(taken.data);
     const tries = (previous?.tries ?? 0) + 1;
@@ -119,7 +120,7 @@ export async function decide(core: Resolved, seen: StoreRecord, signal: AbortSig
     report({ type: "conflict", key });
     return "conflict";
   }
-  report(event);
+  if (event !== undefined) report(event);
   if ("stopped" in found) return "skipped";
   return "undecided" in found ? "undecided" : found.outcome;
 }
