@@ -53,7 +53,10 @@ export function describeEvent(e: CallEvent): string {
   if ("reason" in e && e.reason) parts.push(`— ${e.reason}`);
   if ("error" in e && e.error) parts.push(`— ${e.error}`);
   if ("tries" in e && typeof e.tries === "number") parts.push(`(reconciler try ${e.tries})`);
-  if ("evidence" in e && e.evidence !== undefined) parts.push(`evidence: ${JSON.stringify(e.evidence)}`);
+  // The server sends evidence as text when it masks free text (see views.ts `trail`).
+  if ("evidence" in e && e.evidence !== undefined) {
+    parts.push(`evidence: ${typeof e.evidence === "string" ? e.evidence : JSON.stringify(e.evidence)}`);
+  }
   if ("previousAttempts" in e && typeof e.previousAttempts === "number") {
     parts.push(`(after ${e.previousAttempts} attempt(s) of a stopped process)`);
   }
