@@ -1,8 +1,11 @@
+import express from "express";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
+import { idempotency as expressIdempotency, keepRawBody } from "../../src/express/index.js";
 import { lookupReconcile } from "../../src/fetch/index.js";
 import { idempotency } from "../../src/hono/index.js";
 import { memoryStore } from "../../src/store/memory.js";
+import { baseUrl, listen } from "../owner/apps.js";
 
 const LOOKUP = "/v1/idempotency-keys";
 const KEY = "a".repeat(64);
@@ -144,5 +147,52 @@ describe("the owner's key lookup (option lookup)", () => {
       fetch: async (input, init) => o.app.request(String(input), init),
     });
     expect(await wrongScope({}, ctx(KEY))).toMatchObject({ status: "not_done" });
+  });
+
+  it("Express, over a real listener: the same answers, scoped the same way", async () => {
+    const effects: string[] = [];
+    const app = express();
+    app.use(express.json({ verify: keepRawBody }));
+    app.use(
+      expressIdempotency({
+        store: memoryStore(),
+        scope: (req) => req.get("x-account") ?? "",
+        lookup: LOOKUP,
+      }),
+    );
+    app.post("/v1/charges", (req, res) => {
+      effects.push(req.get("x-account")!);
+      res.status(201).json({ charged: req.body.amount });
+    });
+    const server = await listen(app);
+    try {
+      const url = baseUrl(server);
+      const sent = await fetch(`${url}/v1/charges`, {
+        method: "POST",
+        headers: { "x-account": "acct-a", "idempotency-key": KEY, "content-type": "application/json" },
+        body: JSON.stringify({ amount: 3 }),
+      });
+      expect(sent.status).toBe(201);
+      const look = async (account: string) => {
+        const r = await fetch(`${url}${LOOKUP}`, {
+          headers: { "x-account": account, "idempotency-key": KEY },
+        });
+        return { status: r.status, body: await r.json() };
+      };
+      expect(await look("acct-a")).toEqual({
+        status: 200,
+        body: {
+          key: KEY,
+          state: "completed",
+          status: 201,
+          body: JSON.stringify({ charged: 3 }),
+          contentType: "application/json; charset=utf-8",
+        },
+      });
+      expect(await look("acct-b")).toEqual({ status: 200, body: { key: KEY, state: "unknown" } });
+      expect(effects).toEqual(["acct-a"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
