@@ -71,6 +71,7 @@ export default defineConfig({
         text: "Operating it",
         items: [
           { text: "The inspector", link: "/inspector" },
+          { text: "The reconciler", link: "/reconciler" },
           { text: "Benchmarks", link: "/benchmarks" },
         ],
       },

@@ -14,6 +14,7 @@ import { idempotencyKey } from "../key/idempotency-key.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import { RunError, UsageError } from "./errors.js";
 import { GATEWAY_HELP, gatewayCommand } from "./gateway.js";
+import { RECONCILE_HELP, reconcileCommand } from "./reconcile.js";
 
 /** One usage line per store driver, from the driver list: what `--store` takes, and what it needs installed. */
 const storeLines = () =>
@@ -58,6 +59,7 @@ ${storeLines()}
       --driver     a module (a path or a package) whose default export is a store driver of your own
                    (defineDriver from idemkey/inspector); its URLs then open with --store. Repeatable.
 ${GATEWAY_HELP}
+${RECONCILE_HELP}
   idemkey --help | --version
 
 Exit codes: 0 success, 1 the store or the port failed, 2 bad input (one line on stderr says what and
@@ -86,6 +88,8 @@ function main(argv: string[]): string | Promise<string | undefined> {
       return inspectCommand(rest);
     case "gateway":
       return gatewayCommand(rest);
+    case "reconcile":
+      return reconcileCommand(rest);
     default:
       throw new UsageError(`unknown command "${command}"; run idemkey --help`);
   }

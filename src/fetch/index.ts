@@ -1,6 +1,7 @@
 export { HttpStatusError } from "../errors/http-status-error.js";
 export { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 export { NetworkError } from "../errors/network-error.js";
+export type { LookupAnswer } from "../owner/lookup.js";
 export {
   createIdempotentFetch,
   type IdempotentFetch,
@@ -9,3 +10,4 @@ export {
   idempotentFetch,
   type KeyContext,
 } from "./idempotent-fetch.js";
+export { type LookupReconcileOptions, lookupReconcile } from "./lookup-reconcile.js";

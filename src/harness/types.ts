@@ -58,8 +58,14 @@ export interface ToolContext {
   readonly signal: AbortSignal;
 }
 
-/** What `reconcile` found out about a call whose outcome was unknown; `undefined` means it could not tell. */
-export type ReconcileResult<R> = { status: "done"; result: R } | { status: "not_done" } | undefined;
+/**
+ * What `reconcile` found out about a call whose outcome was unknown; `undefined` means it could not tell. `evidence`
+ * (a JSON value: what the owner answered, a row's id) is kept in the audit trail by the reconciler.
+ */
+export type ReconcileResult<R> =
+  | { status: "done"; result: R; evidence?: unknown }
+  | { status: "not_done"; evidence?: unknown }
+  | undefined;
 
 export interface ToolDefinition<A, R> {
   /** Part of every key, so renaming a tool gives its calls new keys. A non-empty string. */
@@ -150,8 +156,17 @@ export type LedgerEvent =
       /** `result`/`retry`: through `harness.resolve`; `reconcile`: the tool's reconcile; `late_completion`: the attempt
        * that had been given up on finished after all. */
       how: "result" | "retry" | "reconcile" | "late_completion";
+      /** Set by the reconciler: what reconcile found (`done`: completed; `not_done`: approved to run again). */
+      outcome?: "done" | "not_done";
+      /** Set by the reconciler: the `evidence` reconcile gave, as JSON. */
+      evidence?: unknown;
     }
   | { type: "outcome_unknown"; at: number; error: string }
+  /**
+   * A reconciler could not decide the outcome and left it for a person (or its next try, at `nextAt`): `reason` is
+   * what the inspector shows; `tries` counts the reconcilers' tries so far. Replaced, not repeated, by the next one.
+   */
+  | { type: "reconcile_undecided"; at: number; by: string; reason: string; tries: number; nextAt: number }
   /** A call took over the claim of a process that stopped; recorded with the next write of the record. */
   | { type: "taken_over"; at: number; previousAttempts: number };
 

@@ -52,6 +52,11 @@ export function trail(events: LedgerEntry["events"], text: Text): LedgerEntry["e
   return events.map((event) => {
     if (event.type === "outcome_unknown") return { ...event, error: text(event.error) };
     if (event.type === "denied") return { ...event, reason: text(event.reason) };
+    if (event.type === "reconcile_undecided") return { ...event, reason: text(event.reason) };
+    // A reconciler's evidence is the owner's answer: free text as much as an error is.
+    if (event.type === "resolved" && event.evidence !== undefined) {
+      return { ...event, evidence: text(JSON.stringify(event.evidence)) };
+    }
     return event;
   });
 }

@@ -20,6 +20,12 @@ export const Attr = {
   waitedOn: "idemkey.waited_on",
   /** The identity matched a recorded call that had other arguments. */
   argsDiffer: "idemkey.args_differ",
+  /** What a reconciler made of a record: `done`, `not_done`, `undecided`, `conflict` or `failed`. */
+  reconcileOutcome: "idemkey.reconcile_outcome",
+  /** The SHA-256 (hex) of the key, in place of `idemkey.key` where keys are to be logged as hashes only. */
+  keyHash: "idemkey.key_sha256",
+  /** Who decided (the reconciler's `id`). */
+  by: "idemkey.by",
   /** Why `mcpDedupe` refused a call (one of `Refusal` from `idemkey/mcp`). */
   refusal: "idemkey.refusal",
 } as const;

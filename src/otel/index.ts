@@ -4,3 +4,4 @@ export { tracedHarness } from "./harness.js";
 export { tracedHono } from "./hono.js";
 export type { TelemetryOptions } from "./instruments.js";
 export { tracedMcpDedupe } from "./mcp.js";
+export { type ReconcilerTelemetryOptions, tracedReconciler } from "./reconciler.js";

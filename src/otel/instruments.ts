@@ -49,6 +49,10 @@ export function instruments(options: TelemetryOptions | undefined) {
     takeovers: counter("idemkey.takeovers", "Claims taken over from a process that stopped"),
     unknown: counter("idemkey.outcome_unknown", "Calls whose outcome became unknown (OutcomeUnknownError)"),
     waits: counter("idemkey.waits", "Waits for the same call running elsewhere or for an approval"),
+    reconciled: counter(
+      "idemkey.reconciler.decisions",
+      "Records a reconciler looked at, by idemkey.reconcile_outcome (done, not_done, undecided, conflict, failed)",
+    ),
   };
 }
 

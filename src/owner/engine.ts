@@ -7,6 +7,7 @@ import { StorePrefix, scopedKey } from "../store/scoped-key.js";
 import { type RequestBody, requestFingerprint } from "./fingerprint.js";
 import { KEY_HEADER_RULE, parseKeyHeader } from "./key-header.js";
 import { type Lock, startLock } from "./lock.js";
+import { lookupAnswer, lookupResponse } from "./lookup.js";
 import { type IdempotencyOptions, type ResolvedOptions, resolveOptions } from "./options.js";
 import { type OwnerResponse, ProblemType, SHOULD_RETRY } from "./problem.js";
 import { decodeSaved } from "./saved-response.js";
@@ -122,6 +123,9 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
 
     async begin(request) {
       const method = request.method.toUpperCase();
+      if (resolved.lookup !== undefined && method === "GET" && pathOf(request.target) === resolved.lookup) {
+        return lookup(request);
+      }
       const screened = screen(request);
       if (!("key" in screened)) return screened;
       const { key } = screened;
@@ -241,6 +245,35 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
     }
   }
 
+  /** A key lookup (option `lookup`): what this server knows of the key, in the caller's own scope only. */
+  async function lookup(request: EngineRequest<Req>): Promise<Decision> {
+    const header = parseKeyHeader(request.keyFields);
+    if (!header.ok) {
+      return respond(
+        header.reason === "missing"
+          ? problem(
+              ProblemType.keyMissing,
+              "A key lookup needs the Idempotency-Key header: send the key whose outcome you want to know.",
+            )
+          : problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`),
+      );
+    }
+    const scope = await resolved.scope(request.request);
+    if (typeof scope !== "string") {
+      throw new TypeError(
+        `options.scope must return a string, got ${scope === null ? "null" : typeof scope}`,
+      );
+    }
+    let answer: ReturnType<typeof lookupAnswer>;
+    try {
+      answer = lookupAnswer(header.key, await store.get(storeKey(scope, header.key)), Date.now());
+    } catch (error) {
+      report(error, scope, header.key);
+      return unavailable();
+    }
+    return respond(lookupResponse(answer));
+  }
+
   async function takenOver(hold: Extract<Claim, { status: "held" }>["hold"], scope: string, key: string) {
     try {
       await markUnknown(hold, retentionMs);
@@ -266,6 +299,12 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
 /** The middleware's store key of (scope, key): `scopedKey` under the `http:` namespace. */
 export function storeKey(scope: string, key: string): string {
   return scopedKey(StorePrefix.http, scope, key);
+}
+
+/** The path of a request target, without its query. */
+function pathOf(target: string): string {
+  const query = target.indexOf("?");
+  return query === -1 ? target : target.slice(0, query);
 }
 
 function respond(response: OwnerResponse): Decision {

@@ -11,6 +11,7 @@ export {
 } from "./engine.js";
 export type { RequestBody } from "./fingerprint.js";
 export type { HandlerResponse, Lock } from "./lock.js";
+export type { LookupAnswer } from "./lookup.js";
 export { isMarkedNoEffect, markNoEffect } from "./no-effect.js";
 export type { IdempotencyErrorEvent, IdempotencyOptions, SaveOutcome } from "./options.js";
 export { type OwnerResponse, ProblemType } from "./problem.js";

@@ -163,6 +163,17 @@ export interface IdempotencyOptions<Req> {
    */
   retryAfterSeconds?: number;
   /**
+   * Opts in to key lookups at this path: a `GET` of it with an `Idempotency-Key` header is answered, without running
+   * anything, with what this server knows of that key **for the calling scope**: `completed` (with the saved
+   * response's status and body), `in_flight`, `outcome_unknown` (it cannot tell either), or `unknown` (it never saw
+   * the key). Another caller's key is `unknown`, the same answer as a key nobody sent: a lookup learns nothing across
+   * scopes. The path must be one the middleware sees (under its mount). What `lookupReconcile` of `idemkey/fetch`
+   * asks. Not every framework runs middleware for a path no route matches: with Fastify, declare the route.
+   * @default none: no lookup
+   * @example lookup: "/v1/idempotency-keys"
+   */
+  lookup?: string;
+  /**
    * Told about failures that happen once the answer is decided: a store error (the client got a 503, or its
    * response was sent but not saved), a lease lost to another request, a response too large to save. As in every
    * idemkey module (see `options/report.ts`), a hook that throws, or no hook, gives an `IdemkeyWarning` instead.
@@ -191,6 +202,7 @@ export interface ResolvedOptions<Req> {
   readonly rerunAfterTakeover: boolean;
   readonly saveRetryMs: number;
   readonly onError: (event: IdempotencyErrorEvent) => void;
+  readonly lookup: string | undefined;
 }
 
 export const DEFAULT_METHODS = ["POST", "PATCH"] as const;
@@ -228,7 +240,7 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
   const { store, scope, methods, required, leaseMs, retentionMs, maxResponseBytes, keepHeaders, save } =
     options;
   const { retryAfterSeconds, onError, rerunAfterTakeover, saveRetryMs } = options;
-  const { maxBodyBytes, problemTypeBase, docsUrl } = options;
+  const { maxBodyBytes, problemTypeBase, docsUrl, lookup } = options;
 
   if (
     typeof store !== "object" ||
@@ -262,6 +274,16 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
   if (rerunAfterTakeover !== undefined && typeof rerunAfterTakeover !== "boolean") {
     throw new TypeError(`options.rerunAfterTakeover must be a boolean, got ${typeof rerunAfterTakeover}`);
   }
+  if (lookup !== undefined) {
+    if (typeof lookup !== "string" || !lookup.startsWith("/") || /[?#\s]/.test(lookup)) {
+      throw new TypeError(
+        `options.lookup must be a path such as "/v1/idempotency-keys" (no query), got ${describe(lookup)}`,
+      );
+    }
+    if (typeof store.get !== "function") {
+      throw new TypeError("options.lookup needs a store with get, to read the key's record");
+    }
+  }
   const lease = positiveInteger("leaseMs", leaseMs, DEFAULT_LEASE_MS);
 
   return {
@@ -283,6 +305,7 @@ export function resolveOptions<Req>(options: IdempotencyOptions<Req>): ResolvedO
     rerunAfterTakeover: rerunAfterTakeover ?? false,
     saveRetryMs: positiveInteger("saveRetryMs", saveRetryMs, 2 * lease),
     onError: reporter(onError, "onError", errorText),
+    lookup,
   };
 }
 

@@ -93,6 +93,29 @@ export function effectOnce<T>(
   return run.immediate();
 }
 
+/** What `effectOnceLookup` found: the effect committed with its key (and its result), or no trace of the key. */
+export type SqliteEffectOnceLookup<T> = { state: "completed"; result: T } | { state: "unknown" };
+
+/**
+ * Did the effect of `key` happen? Read from `effectOnce`'s own table, where the key commits with the effect or not
+ * at all: `completed` (with the saved result) or `unknown`, which here means it did not take effect, since an effect
+ * still running is not committed and a retry with the key is deduped by `effectOnce` anyway. What an owner answers a
+ * key lookup with (docs/reconciler.md). The table has no scope: look up the key exactly as it was given to
+ * `effectOnce`, scoped to the caller the way you scoped it there.
+ *
+ * @example
+ * const found = effectOnceLookup(db, { key: `${account}:${key}` });
+ */
+export function effectOnceLookup<T = unknown>(
+  db: Database,
+  options: Pick<SqliteEffectOnceOptions, "key" | "table">,
+): SqliteEffectOnceLookup<T> {
+  const { key, table } = checkOptions(db, options, () => undefined);
+  const row = statementsFor(db, table).select.get(key);
+  if (row === undefined) return { state: "unknown" };
+  return { state: "completed", result: (row.result === null ? undefined : JSON.parse(row.result)) as T };
+}
+
 function statementsFor(db: Database, table: string): Statements {
   const tables = prepared.get(db) ?? new Map<string, Statements>();
   prepared.set(db, tables);

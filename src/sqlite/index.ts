@@ -3,6 +3,8 @@ export {
   type EffectOnceOptions,
   type EffectOnceResult,
   effectOnce,
+  effectOnceLookup,
+  type SqliteEffectOnceLookup,
   type SqliteEffectOnceOptions,
   type SqliteEffectOnceResult,
 } from "./effect-once.js";

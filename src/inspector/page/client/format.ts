@@ -49,9 +49,14 @@ export function ago(ms: number): string {
 export function describeEvent(e: CallEvent): string {
   const parts = [e.type.replace(/_/g, " ")];
   if ("by" in e && e.by) parts.push(`by ${e.by}`);
-  if ("how" in e && e.how) parts.push(`(${e.how})`);
+  if ("how" in e && e.how) parts.push(`(${e.how}${"outcome" in e && e.outcome ? `: ${e.outcome}` : ""})`);
   if ("reason" in e && e.reason) parts.push(`— ${e.reason}`);
   if ("error" in e && e.error) parts.push(`— ${e.error}`);
+  if ("tries" in e && typeof e.tries === "number") parts.push(`(reconciler try ${e.tries})`);
+  // The server sends evidence as text when it masks free text (see views.ts `trail`).
+  if ("evidence" in e && e.evidence !== undefined) {
+    parts.push(`evidence: ${typeof e.evidence === "string" ? e.evidence : JSON.stringify(e.evidence)}`);
+  }
   if ("previousAttempts" in e && typeof e.previousAttempts === "number") {
     parts.push(`(after ${e.previousAttempts} attempt(s) of a stopped process)`);
   }
