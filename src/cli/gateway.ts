@@ -2,15 +2,20 @@ import { existsSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
+import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { RunError, UsageError } from "./errors.js";
 
 export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>] [--derive-keys <scope>] [--wait-ms <n>]
-                      [--call-timeout-ms <n>] -- <command> [args...]
-      Starts <command> as a stdio MCP server and answers an MCP client on this process's stdio,
-      passing every message through except tools/call with an idempotency key in _meta
+                      [--call-timeout-ms <n>] [--listen [<host>:]<port> [--scope-header <name>]]
+                      (-- <command> [args...] | --upstream-url <http://host:port/mcp>)
+      Starts <command> as a stdio MCP server (or reaches one over Streamable HTTP at --upstream-url)
+      and answers an MCP client on this process's stdio (or over Streamable HTTP at
+      http://<host>:<port>/mcp with --listen, one upstream session per client session), passing
+      every message through except tools/call with an idempotency key in _meta
       ("dev.idemkey/idempotency-key"), which is deduped in the store (docs/gateway.md).
       --derive-keys  keys calls that carry none from [<scope>, tool, arguments], as the harness would.
       --wait-ms      how long a duplicate of a running call waits for its answer (default 10000).
+      --scope-header with --listen, the request header naming the caller; keys are per caller.
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
                        [--scope-header <name>] [--max-body-bytes <n>]
       A reverse proxy with Idempotency-Key semantics (the middleware's) in front of any HTTP API.
@@ -44,35 +49,84 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
     );
   }
   const [command, ...args] = positionals;
-  if (command === undefined)
-    throw new UsageError("missing the upstream server's command: ... -- <command> [args]");
+  const upstreamUrl = values["upstream-url"];
+  if (command !== undefined && upstreamUrl !== undefined) {
+    throw new UsageError("give the upstream once: -- <command> [args] or --upstream-url <url>, not both");
+  }
+  if (command === undefined && upstreamUrl === undefined) {
+    throw new UsageError(
+      "missing the upstream server: -- <command> [args] or --upstream-url <http://host:port/mcp>",
+    );
+  }
+  if (upstreamUrl !== undefined && (!/^https?:\/\/[^/]+/.test(upstreamUrl) || !URL.canParse(upstreamUrl))) {
+    throw new UsageError(`--upstream-url must be an http:// or https:// URL, got "${upstreamUrl}"`);
+  }
+  const listen = values.listen === undefined ? undefined : listenAddress(values.listen);
+  const header = values["scope-header"];
+  if (header !== undefined && listen === undefined) {
+    throw new UsageError("--scope-header needs --listen: a stdio gateway has one client");
+  }
+  if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
+    throw new UsageError(`--scope-header must be a header name, got "${header}"`);
+  }
   const waitMs = whole("--wait-ms", values["wait-ms"], 0);
   const callTimeoutMs = whole("--call-timeout-ms", values["call-timeout-ms"], 1);
   if (values["derive-keys"] === "") throw new UsageError("--derive-keys needs a scope name");
 
   const opened = await openWritable(values.store);
-  const { StdioClientTransport, StdioServerTransport } = await sdk();
-  const { mcpGateway } = await import("../gateway/mcp-gateway.js");
-  const upstream = new StdioClientTransport({
-    command,
-    args,
-    env: process.env as Record<string, string>,
-    stderr: "inherit",
-  });
-  const gateway = mcpGateway({
-    upstream,
-    client: new StdioServerTransport(),
+  const transports = await sdk();
+  const upstream = (): GatewayTransport =>
+    upstreamUrl === undefined
+      ? new transports.StdioClientTransport({
+          command: command!,
+          args,
+          env: process.env as Record<string, string>,
+          stderr: "inherit",
+        })
+      : new transports.StreamableHTTPClientTransport(new URL(upstreamUrl));
+  const shared = {
     store: opened.store,
     ...(values.scope === undefined ? {} : { scope: values.scope }),
     ...(values["derive-keys"] === undefined ? {} : { deriveKeys: values["derive-keys"] }),
     ...(waitMs === undefined ? {} : { waitMs }),
     ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
+  };
+  const target = upstreamUrl ?? command!;
+  if (listen !== undefined) {
+    const { mcpHttpGateway } = await import("../gateway/mcp-http-listener.js");
+    let served: Awaited<ReturnType<typeof mcpHttpGateway>>;
+    try {
+      served = await mcpHttpGateway({
+        ...shared,
+        upstream,
+        host: listen.host,
+        port: listen.port,
+        ...(header === undefined ? {} : { scopeHeader: header }),
+      });
+    } catch (error) {
+      await opened.close().catch(() => {});
+      throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
+    }
+    process.stdout.write(`idemkey gateway mcp: ${served.url} -> ${target}\n`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    await served.close();
+    await opened.close().catch(() => {});
+    return undefined;
+  }
+  const { mcpGateway } = await import("../gateway/mcp-gateway.js");
+  const gateway = mcpGateway({
+    ...shared,
+    upstream: upstream(),
+    client: new transports.StdioServerTransport(),
   });
   try {
     await gateway.start();
   } catch (error) {
     await opened.close().catch(() => {});
-    throw new RunError(`cannot start ${command}: ${(error as Error).message}`);
+    throw new RunError(`cannot start ${target}: ${(error as Error).message}`);
   }
   // The SDK's stdio server transport does not watch for the end of its input: a client that exits (or is killed)
   // closes our stdin, and the calls in progress finish and are recorded before the gateway exits.
@@ -84,6 +138,15 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   return undefined;
 }
 
+/** `--listen [<host>:]<port>`. */
+function listenAddress(text: string): { host: string; port: number } {
+  const listen = /^(?:(.*):)?(\d+)$/.exec(text);
+  const port = Number(listen?.[2]);
+  if (listen === null || port > 65_535)
+    throw new UsageError(`--listen must be [<host>:]<port>, got "${text}"`);
+  return { host: listen[1] || "127.0.0.1", port };
+}
+
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -93,6 +156,9 @@ function parse(argv: string[]) {
       "derive-keys": { type: "string" },
       "wait-ms": { type: "string" },
       "call-timeout-ms": { type: "string" },
+      listen: { type: "string" },
+      "upstream-url": { type: "string" },
+      "scope-header": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -111,12 +177,14 @@ function whole(flag: string, text: string | undefined, min: number): number | un
 
 async function sdk() {
   try {
-    const [client, server] = await Promise.all([
+    const [stdio, http, server] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/stdio.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
       import("@modelcontextprotocol/sdk/server/stdio.js"),
     ]);
     return {
-      StdioClientTransport: client.StdioClientTransport,
+      StdioClientTransport: stdio.StdioClientTransport,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
       StdioServerTransport: server.StdioServerTransport,
     };
   } catch {
@@ -161,11 +229,7 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--upstream must be an http:// or https:// URL, got "${values.upstream}"`);
   }
   if (!values.listen) throw new UsageError("missing --listen [<host>:]<port>");
-  const listen = /^(?:(.*):)?(\d+)$/.exec(values.listen);
-  const port = Number(listen?.[2]);
-  if (listen === null || port > 65_535) {
-    throw new UsageError(`--listen must be [<host>:]<port>, got "${values.listen}"`);
-  }
+  const listen = listenAddress(values.listen);
   const header = values["scope-header"];
   if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
@@ -178,8 +242,8 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     gateway = await httpGateway({
       upstream: values.upstream,
       store: opened.store,
-      host: listen[1] || "127.0.0.1",
-      port,
+      host: listen.host,
+      port: listen.port,
       ...(header === undefined ? {} : { scopeHeader: header }),
       ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
     });
