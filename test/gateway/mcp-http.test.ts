@@ -184,6 +184,27 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server ov
       await client.close();
     }
   });
+  it("an upstream that refuses the connection took nothing: the key is released, not left unknown", async () => {
+    const run = newRun();
+    const up = await upstream(run, "json");
+    const db = join(run, "gateway.db");
+    const gw = await gateway(db, ["--upstream-url", up.url]);
+    const client = await connect(gw.url);
+    try {
+      up.child.kill("SIGKILL");
+      await new Promise((resolve) => up.child.once("exit", resolve));
+      await expect(client.callTool(keyed("append", { text: "never" }, "k-refused"))).rejects.toThrow(
+        /nothing was sent/,
+      );
+      expect(up.effects()).toEqual([]);
+      // Released: the store holds no record of the key.
+      const listed = await runCli(["inspect", "--store", `sqlite:${db}`, "--list"]);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toBe("");
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe("idemkey gateway mcp over Streamable HTTP, in front of server-memory over stdio", () => {
