@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
@@ -18,8 +18,12 @@ export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>
       --scope-header with --listen, the request header naming the caller; keys are per caller.
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
                        [--scope-header <name>] [--max-body-bytes <n>]
+                       [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]
       A reverse proxy with Idempotency-Key semantics (the middleware's) in front of any HTTP API.
-      --scope-header  the request header naming the caller (an API key); keys are per caller.`;
+      --scope-header  the request header naming the caller (an API key); keys are per caller.
+      --tls-cert, --tls-key  listen with HTTPS (PEM files); --tls-ca requires a client certificate
+                      that CA signed (a request without one is answered 401 problem+json).
+      --scope-mtls    names the caller by its client certificate's subject or SHA-256 fingerprint.`;
 
 /** `idemkey gateway mcp ...`: runs until the client or the upstream goes away. */
 export async function gatewayCommand(argv: string[]): Promise<string | undefined> {
@@ -235,6 +239,17 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const maxBodyBytes = whole("--max-body-bytes", values["max-body-bytes"], 1);
+  const tls = tlsFiles(values["tls-cert"], values["tls-key"], values["tls-ca"]);
+  const mtls = values["scope-mtls"];
+  if (mtls !== undefined) {
+    if (mtls !== "subject" && mtls !== "fingerprint") {
+      throw new UsageError(`--scope-mtls must be subject or fingerprint, got "${mtls}"`);
+    }
+    if (tls?.ca === undefined)
+      throw new UsageError("--scope-mtls needs --tls-ca, the CA of the client certificates");
+    if (header !== undefined)
+      throw new UsageError("--scope-mtls and --scope-header are two scopes; give one");
+  }
   const opened = await openWritable(values.store);
   const { httpGateway } = await import("../gateway/http-gateway.js");
   let gateway: Awaited<ReturnType<typeof httpGateway>>;
@@ -246,6 +261,8 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
       port: listen.port,
       ...(header === undefined ? {} : { scopeHeader: header }),
       ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      ...(tls === undefined ? {} : { tls }),
+      ...(mtls === undefined ? {} : { scopeMtls: mtls }),
     });
   } catch (error) {
     await opened.close().catch(() => {});
@@ -261,6 +278,33 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
   return undefined;
 }
 
+/** `--tls-cert`, `--tls-key` and `--tls-ca`, read: a certificate and its key go together, a CA needs both. */
+function tlsFiles(cert: string | undefined, key: string | undefined, ca: string | undefined) {
+  if (cert === undefined && key === undefined) {
+    if (ca !== undefined) throw new UsageError("--tls-ca needs --tls-cert and --tls-key (the gateway's own)");
+    return undefined;
+  }
+  if (cert === undefined || key === undefined) {
+    throw new UsageError(
+      `${cert === undefined ? "--tls-key" : "--tls-cert"} needs ${cert === undefined ? "--tls-cert" : "--tls-key"}`,
+    );
+  }
+  const read = (flag: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new UsageError(
+        `${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  };
+  return {
+    cert: read("--tls-cert", cert),
+    key: read("--tls-key", key),
+    ...(ca === undefined ? {} : { ca: read("--tls-ca", ca) }),
+  };
+}
+
 function parseHttp(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -270,6 +314,10 @@ function parseHttp(argv: string[]) {
       listen: { type: "string" },
       "scope-header": { type: "string" },
       "max-body-bytes": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "tls-ca": { type: "string" },
+      "scope-mtls": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,

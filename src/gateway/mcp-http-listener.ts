@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type McpGateway, mcpGateway } from "./mcp-gateway.js";
-import type { GatewayTransport, McpGatewayOptions } from "./mcp-options.js";
+import { type GatewayTransport, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
 
 /** A running MCP gateway that answers clients over Streamable HTTP. */
 export interface McpHttpGateway {
@@ -44,6 +44,13 @@ interface Session {
   scope: string;
 }
 
+/** A transport for checking options with, never started. */
+const UNUSED: GatewayTransport = {
+  start: async () => {},
+  send: async () => {},
+  close: async () => {},
+};
+
 /** The largest JSON-RPC message read from a client, so that a huge body costs no memory. */
 const BODY_LIMIT = 4 * 1024 * 1024;
 
@@ -75,6 +82,8 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   if (typeof path !== "string" || !path.startsWith("/")) {
     throw new TypeError(`options.path must start with "/", got ${String(path)}`);
   }
+  // The gateway's own options are checked now, not when the first client comes.
+  resolveGatewayOptions({ ...rest, scope, upstream: UNUSED, client: UNUSED });
   const header = scopeHeader?.toLowerCase();
   const scopeOf = (req: IncomingMessage) =>
     header === undefined ? scope : String(req.headers[header] ?? "");
