@@ -284,6 +284,8 @@ describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeEr
   ])("mcpHttpGateway %#", async (extra, message) => {
     const { mcpHttpGateway } = await import("../../src/gateway/index.js");
     const { memoryStore } = await import("../../src/index.js");
-    await expect(mcpHttpGateway({ store: memoryStore(), ...(extra as object) } as never)).rejects.toThrow(message);
+    await expect(mcpHttpGateway({ store: memoryStore(), ...(extra as object) } as never)).rejects.toThrow(
+      message,
+    );
   });
 });
