@@ -62,11 +62,11 @@ describe.skipIf(!available)("the inspector page lists the gateway's keys", () =>
     page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
     await page.goto(`${served.url}#token=${encodeURIComponent(served.token)}`);
     await page.waitForSelector("#keys-panel:not([hidden]) #keys tbody tr:nth-child(2)");
-    const rows = await page
-      .locator("#keys tbody tr")
-      .evaluateAll((trs) =>
-        trs.map((tr) => Array.from(tr.querySelectorAll("td"), (td) => td.textContent?.trim())),
-      );
+    // One cell's text at a time: the test's own types have no DOM.
+    const rows: string[][] = [];
+    for (const tr of await page.locator("#keys tbody tr").all()) {
+      rows.push((await tr.locator("td").allTextContents()).map((text) => text.trim()));
+    }
     expect(rows.map((cells) => [cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]])).toEqual([
       ["HTTP", "alice", "k-died", "outcome unknown", "POST /die", "unknown: never sent again"],
       ["HTTP", "alice", "k-done", "completed", "POST /slow", "201"],
