@@ -6,7 +6,8 @@ import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { RunError, UsageError } from "./errors.js";
 
 export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>] [--derive-keys <scope>] [--wait-ms <n>]
-                      [--call-timeout-ms <n>] [--listen [<host>:]<port> [--scope-header <name>]]
+                      [--call-timeout-ms <n>]
+                      [--listen [<host>:]<port> [--scope-header <name>] [--session-idle-ms <n>]]
                       (-- <command> [args...] | --upstream-url <http://host:port/mcp>)
       Starts <command> as a stdio MCP server (or reaches one over Streamable HTTP at --upstream-url)
       and answers an MCP client on this process's stdio (or over Streamable HTTP at
@@ -16,6 +17,8 @@ export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>
       --derive-keys  keys calls that carry none from [<scope>, tool, arguments], as the harness would.
       --wait-ms      how long a duplicate of a running call waits for its answer (default 10000).
       --scope-header with --listen, the request header naming the caller; keys are per caller.
+      --session-idle-ms  with --listen, closes a session (and its upstream connection) idle this long
+                     (default 1800000).
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
                        [--scope-header <name>] [--max-body-bytes <n>]
                        [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]
@@ -75,6 +78,10 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   }
   const waitMs = whole("--wait-ms", values["wait-ms"], 0);
   const callTimeoutMs = whole("--call-timeout-ms", values["call-timeout-ms"], 1);
+  const sessionIdleMs = whole("--session-idle-ms", values["session-idle-ms"], 1);
+  if (sessionIdleMs !== undefined && listen === undefined) {
+    throw new UsageError("--session-idle-ms needs --listen: a stdio gateway has one session");
+  }
   if (values["derive-keys"] === "") throw new UsageError("--derive-keys needs a scope name");
 
   const opened = await openWritable(values.store);
@@ -106,6 +113,7 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
         host: listen.host,
         port: listen.port,
         ...(header === undefined ? {} : { scopeHeader: header }),
+        ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
       });
     } catch (error) {
       await opened.close().catch(() => {});
@@ -163,6 +171,7 @@ function parse(argv: string[]) {
       listen: { type: "string" },
       "upstream-url": { type: "string" },
       "scope-header": { type: "string" },
+      "session-idle-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { numberOption } from "../options/number-option.js";
 import { type McpGateway, mcpGateway } from "./mcp-gateway.js";
 import { type GatewayTransport, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
 
@@ -34,10 +35,20 @@ export interface McpHttpGatewayOptions extends Omit<McpGatewayOptions, "client" 
   port?: number;
   /** The path clients post to. @default "/mcp" */
   path?: string;
+  /**
+   * How long a session may go without a request, in milliseconds, before the gateway closes it (its keyed calls in
+   * progress finish and are recorded first) with its upstream connection: a client killed without ending its
+   * session would otherwise keep an upstream connection (for a stdio upstream, a process) until the gateway stops.
+   * A client that comes back later starts a new session, and gets the recorded answers for its keys.
+   * @default 1800000 (30 minutes)
+   */
+  sessionIdleMs?: number;
 }
 
 interface Session {
   gateway: McpGateway;
+  /** Closes the session once it has been idle for `sessionIdleMs`; pushed back by each request. */
+  idle: ReturnType<typeof setTimeout> | undefined;
   transport: GatewayTransport & {
     handleRequest(req: IncomingMessage, res: ServerResponse, body?: unknown): Promise<void>;
   };
@@ -69,7 +80,17 @@ const BODY_LIMIT = 4 * 1024 * 1024;
  */
 export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<McpHttpGateway> {
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const { upstream, scopeHeader, scope = "", host = "127.0.0.1", port = 0, path = "/mcp", ...rest } = options;
+  const {
+    upstream,
+    scopeHeader,
+    scope = "",
+    host = "127.0.0.1",
+    port = 0,
+    path = "/mcp",
+    sessionIdleMs: idleOption,
+    ...rest
+  } = options;
+  const sessionIdleMs = numberOption("options.sessionIdleMs", idleOption, 1_800_000, { exclusive: true });
   if (typeof upstream !== "function") {
     throw new TypeError("options.upstream must be a function that opens a connection to the upstream server");
   }
@@ -110,9 +131,11 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
     });
     // Options checked here first, so that a bad one throws before anything starts.
     const gateway = mcpGateway({ ...rest, scope: sessionScope, upstream: upstream(), client: transport });
-    session = { gateway, transport, scope: sessionScope };
+    session = { gateway, transport, scope: sessionScope, idle: undefined };
     open.add(gateway);
+    touch(session);
     void gateway.closed.then(() => {
+      clearTimeout(session.idle);
       open.delete(gateway);
       for (const [id, s] of sessions) if (s === session) sessions.delete(id);
     });
@@ -123,6 +146,12 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
       return sendError(res, 502, `The upstream MCP server could not be started: ${(error as Error).message}`);
     }
     await transport.handleRequest(req, res, body);
+  }
+
+  function touch(session: Session): void {
+    clearTimeout(session.idle);
+    session.idle = setTimeout(() => void session.gateway.close(), sessionIdleMs);
+    session.idle.unref?.();
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -8,7 +8,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { mcpHttpGateway } from "../../src/gateway/index.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
+import { sqliteStore } from "../../src/sqlite/index.js";
 import { runCli, startCli } from "../support/cli.js";
 
 // `idemkey gateway mcp` over Streamable HTTP, from the CLI: in front of an MCP server reached over Streamable HTTP
@@ -252,6 +254,59 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of server-memory ov
   });
 });
 
+describe("mcpHttpGateway: a session left without a word", () => {
+  it("is closed once idle, with its upstream connection; the client's retry in a new session is replayed", async () => {
+    const run = newRun();
+    const up = await upstream(run, "json");
+    const store = sqliteStore(join(run, "gateway.db"));
+    let upstreamClosed = 0;
+    const served = await mcpHttpGateway({
+      store,
+      // Long enough that the calls below come well within it, however loaded the machine.
+      sessionIdleMs: 2000,
+      upstream: () => {
+        const transport = new StreamableHTTPClientTransport(new URL(up.url));
+        const close = transport.close.bind(transport);
+        transport.close = () => {
+          upstreamClosed++;
+          return close();
+        };
+        return transport;
+      },
+    });
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(served.url));
+      const client = new Client({ name: "agent", version: "1.0.0" });
+      await client.connect(transport);
+      expect((await client.callTool(keyed("append", { text: "once" }, "k-idle"))).isError).toBeFalsy();
+      const session = transport.sessionId!;
+      // The client says nothing more (as a killed one would): the gateway closes the session and its upstream.
+      await until(() => upstreamClosed === 1);
+      const stale = await fetch(served.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-session-id": session,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(stale.status).toBe(404);
+      const again = await connect(served.url);
+      try {
+        const replay = await again.callTool(keyed("append", { text: "once" }, "k-idle"));
+        expect(replay._meta?.[REPLAYED_META]).toBe(true);
+      } finally {
+        await again.close();
+      }
+      expect(up.effects()).toEqual(["once"]);
+    } finally {
+      await served.close();
+      await store.close();
+    }
+  });
+});
+
 describe("idemkey gateway mcp: bad upstream and listen flags print one line and exit 2", () => {
   const cases: [string, string[], RegExp][] = [
     ["both upstreams", ["--upstream-url", "http://127.0.0.1:1/mcp", "--", "node"], /not both/],
@@ -259,6 +314,7 @@ describe("idemkey gateway mcp: bad upstream and listen flags print one line and 
     ["an upstream URL that is not http", ["--upstream-url", "ftp://x"], /--upstream-url/],
     ["a bad --listen", ["--listen", "x:y", "--", "node"], /--listen/],
     ["--scope-header without --listen", ["--scope-header", "x-api-key", "--", "node"], /needs --listen/],
+    ["--session-idle-ms without --listen", ["--session-idle-ms", "10", "--", "node"], /needs --listen/],
   ];
   it.each(cases)("%s", async (_, args, message) => {
     const { code, stdout, stderr } = await runCli(["gateway", "mcp", "--store", "sqlite:x.db", ...args]);
