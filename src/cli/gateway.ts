@@ -1,20 +1,32 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
+import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { RunError, UsageError } from "./errors.js";
 
 export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>] [--derive-keys <scope>] [--wait-ms <n>]
-                      [--call-timeout-ms <n>] -- <command> [args...]
-      Starts <command> as a stdio MCP server and answers an MCP client on this process's stdio,
-      passing every message through except tools/call with an idempotency key in _meta
+                      [--call-timeout-ms <n>]
+                      [--listen [<host>:]<port> [--scope-header <name>] [--session-idle-ms <n>]]
+                      (-- <command> [args...] | --upstream-url <http://host:port/mcp>)
+      Starts <command> as a stdio MCP server (or reaches one over Streamable HTTP at --upstream-url)
+      and answers an MCP client on this process's stdio (or over Streamable HTTP at
+      http://<host>:<port>/mcp with --listen, one upstream session per client session), passing
+      every message through except tools/call with an idempotency key in _meta
       ("dev.idemkey/idempotency-key"), which is deduped in the store (docs/gateway.md).
       --derive-keys  keys calls that carry none from [<scope>, tool, arguments], as the harness would.
       --wait-ms      how long a duplicate of a running call waits for its answer (default 10000).
+      --scope-header with --listen, the request header naming the caller; keys are per caller.
+      --session-idle-ms  with --listen, closes a session (and its upstream connection) idle this long
+                     (default 1800000).
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
                        [--scope-header <name>] [--max-body-bytes <n>]
+                       [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]
       A reverse proxy with Idempotency-Key semantics (the middleware's) in front of any HTTP API.
-      --scope-header  the request header naming the caller (an API key); keys are per caller.`;
+      --scope-header  the request header naming the caller (an API key); keys are per caller.
+      --tls-cert, --tls-key  listen with HTTPS (PEM files); --tls-ca requires a client certificate
+                      that CA signed (a request without one is answered 401 problem+json).
+      --scope-mtls    names the caller by its client certificate's subject or SHA-256 fingerprint.`;
 
 /** `idemkey gateway mcp ...`: runs until the client or the upstream goes away. */
 export async function gatewayCommand(argv: string[]): Promise<string | undefined> {
@@ -44,35 +56,89 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
     );
   }
   const [command, ...args] = positionals;
-  if (command === undefined)
-    throw new UsageError("missing the upstream server's command: ... -- <command> [args]");
+  const upstreamUrl = values["upstream-url"];
+  if (command !== undefined && upstreamUrl !== undefined) {
+    throw new UsageError("give the upstream once: -- <command> [args] or --upstream-url <url>, not both");
+  }
+  if (command === undefined && upstreamUrl === undefined) {
+    throw new UsageError(
+      "missing the upstream server: -- <command> [args] or --upstream-url <http://host:port/mcp>",
+    );
+  }
+  if (upstreamUrl !== undefined && (!/^https?:\/\/[^/]+/.test(upstreamUrl) || !URL.canParse(upstreamUrl))) {
+    throw new UsageError(`--upstream-url must be an http:// or https:// URL, got "${upstreamUrl}"`);
+  }
+  const listen = values.listen === undefined ? undefined : listenAddress(values.listen);
+  const header = values["scope-header"];
+  if (header !== undefined && listen === undefined) {
+    throw new UsageError("--scope-header needs --listen: a stdio gateway has one client");
+  }
+  if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
+    throw new UsageError(`--scope-header must be a header name, got "${header}"`);
+  }
   const waitMs = whole("--wait-ms", values["wait-ms"], 0);
   const callTimeoutMs = whole("--call-timeout-ms", values["call-timeout-ms"], 1);
+  const sessionIdleMs = whole("--session-idle-ms", values["session-idle-ms"], 1);
+  if (sessionIdleMs !== undefined && listen === undefined) {
+    throw new UsageError("--session-idle-ms needs --listen: a stdio gateway has one session");
+  }
   if (values["derive-keys"] === "") throw new UsageError("--derive-keys needs a scope name");
 
   const opened = await openWritable(values.store);
-  const { StdioClientTransport, StdioServerTransport } = await sdk();
-  const { mcpGateway } = await import("../gateway/mcp-gateway.js");
-  const upstream = new StdioClientTransport({
-    command,
-    args,
-    env: process.env as Record<string, string>,
-    stderr: "inherit",
-  });
-  const gateway = mcpGateway({
-    upstream,
-    client: new StdioServerTransport(),
+  const transports = await sdk();
+  const upstream = (): GatewayTransport =>
+    upstreamUrl === undefined
+      ? new transports.StdioClientTransport({
+          command: command!,
+          args,
+          env: process.env as Record<string, string>,
+          stderr: "inherit",
+        })
+      : new transports.StreamableHTTPClientTransport(new URL(upstreamUrl));
+  const shared = {
     store: opened.store,
     ...(values.scope === undefined ? {} : { scope: values.scope }),
     ...(values["derive-keys"] === undefined ? {} : { deriveKeys: values["derive-keys"] }),
     ...(waitMs === undefined ? {} : { waitMs }),
     ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
+  };
+  const target = upstreamUrl ?? command!;
+  if (listen !== undefined) {
+    const { mcpHttpGateway } = await import("../gateway/mcp-http-listener.js");
+    let served: Awaited<ReturnType<typeof mcpHttpGateway>>;
+    try {
+      served = await mcpHttpGateway({
+        ...shared,
+        upstream,
+        host: listen.host,
+        port: listen.port,
+        ...(header === undefined ? {} : { scopeHeader: header }),
+        ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
+      });
+    } catch (error) {
+      await opened.close().catch(() => {});
+      throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
+    }
+    process.stdout.write(`idemkey gateway mcp: ${served.url} -> ${target}\n`);
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
+    await served.close();
+    await opened.close().catch(() => {});
+    return undefined;
+  }
+  const { mcpGateway } = await import("../gateway/mcp-gateway.js");
+  const gateway = mcpGateway({
+    ...shared,
+    upstream: upstream(),
+    client: new transports.StdioServerTransport(),
   });
   try {
     await gateway.start();
   } catch (error) {
     await opened.close().catch(() => {});
-    throw new RunError(`cannot start ${command}: ${(error as Error).message}`);
+    throw new RunError(`cannot start ${target}: ${(error as Error).message}`);
   }
   // The SDK's stdio server transport does not watch for the end of its input: a client that exits (or is killed)
   // closes our stdin, and the calls in progress finish and are recorded before the gateway exits.
@@ -84,6 +150,15 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   return undefined;
 }
 
+/** `--listen [<host>:]<port>`. */
+function listenAddress(text: string): { host: string; port: number } {
+  const listen = /^(?:(.*):)?(\d+)$/.exec(text);
+  const port = Number(listen?.[2]);
+  if (listen === null || port > 65_535)
+    throw new UsageError(`--listen must be [<host>:]<port>, got "${text}"`);
+  return { host: listen[1] || "127.0.0.1", port };
+}
+
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -93,6 +168,10 @@ function parse(argv: string[]) {
       "derive-keys": { type: "string" },
       "wait-ms": { type: "string" },
       "call-timeout-ms": { type: "string" },
+      listen: { type: "string" },
+      "upstream-url": { type: "string" },
+      "scope-header": { type: "string" },
+      "session-idle-ms": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -111,12 +190,14 @@ function whole(flag: string, text: string | undefined, min: number): number | un
 
 async function sdk() {
   try {
-    const [client, server] = await Promise.all([
+    const [stdio, http, server] = await Promise.all([
       import("@modelcontextprotocol/sdk/client/stdio.js"),
+      import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
       import("@modelcontextprotocol/sdk/server/stdio.js"),
     ]);
     return {
-      StdioClientTransport: client.StdioClientTransport,
+      StdioClientTransport: stdio.StdioClientTransport,
+      StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
       StdioServerTransport: server.StdioServerTransport,
     };
   } catch {
@@ -161,16 +242,23 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--upstream must be an http:// or https:// URL, got "${values.upstream}"`);
   }
   if (!values.listen) throw new UsageError("missing --listen [<host>:]<port>");
-  const listen = /^(?:(.*):)?(\d+)$/.exec(values.listen);
-  const port = Number(listen?.[2]);
-  if (listen === null || port > 65_535) {
-    throw new UsageError(`--listen must be [<host>:]<port>, got "${values.listen}"`);
-  }
+  const listen = listenAddress(values.listen);
   const header = values["scope-header"];
   if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const maxBodyBytes = whole("--max-body-bytes", values["max-body-bytes"], 1);
+  const tls = tlsFiles(values["tls-cert"], values["tls-key"], values["tls-ca"]);
+  const mtls = values["scope-mtls"];
+  if (mtls !== undefined) {
+    if (mtls !== "subject" && mtls !== "fingerprint") {
+      throw new UsageError(`--scope-mtls must be subject or fingerprint, got "${mtls}"`);
+    }
+    if (tls?.ca === undefined)
+      throw new UsageError("--scope-mtls needs --tls-ca, the CA of the client certificates");
+    if (header !== undefined)
+      throw new UsageError("--scope-mtls and --scope-header are two scopes; give one");
+  }
   const opened = await openWritable(values.store);
   const { httpGateway } = await import("../gateway/http-gateway.js");
   let gateway: Awaited<ReturnType<typeof httpGateway>>;
@@ -178,10 +266,12 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     gateway = await httpGateway({
       upstream: values.upstream,
       store: opened.store,
-      host: listen[1] || "127.0.0.1",
-      port,
+      host: listen.host,
+      port: listen.port,
       ...(header === undefined ? {} : { scopeHeader: header }),
       ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+      ...(tls === undefined ? {} : { tls }),
+      ...(mtls === undefined ? {} : { scopeMtls: mtls }),
     });
   } catch (error) {
     await opened.close().catch(() => {});
@@ -197,6 +287,33 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
   return undefined;
 }
 
+/** `--tls-cert`, `--tls-key` and `--tls-ca`, read: a certificate and its key go together, a CA needs both. */
+function tlsFiles(cert: string | undefined, key: string | undefined, ca: string | undefined) {
+  if (cert === undefined && key === undefined) {
+    if (ca !== undefined) throw new UsageError("--tls-ca needs --tls-cert and --tls-key (the gateway's own)");
+    return undefined;
+  }
+  if (cert === undefined || key === undefined) {
+    throw new UsageError(
+      `${cert === undefined ? "--tls-key" : "--tls-cert"} needs ${cert === undefined ? "--tls-cert" : "--tls-key"}`,
+    );
+  }
+  const read = (flag: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new UsageError(
+        `${flag}: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  };
+  return {
+    cert: read("--tls-cert", cert),
+    key: read("--tls-key", key),
+    ...(ca === undefined ? {} : { ca: read("--tls-ca", ca) }),
+  };
+}
+
 function parseHttp(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -206,6 +323,10 @@ function parseHttp(argv: string[]) {
       listen: { type: "string" },
       "scope-header": { type: "string" },
       "max-body-bytes": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "tls-ca": { type: "string" },
+      "scope-mtls": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,

@@ -58,6 +58,10 @@ ${storeLines()}
                    says it shows the first ones only.
       --driver     a module (a path or a package) whose default export is a store driver of your own
                    (defineDriver from idemkey/inspector); its URLs then open with --store. Repeatable.
+  idemkey inspect --store <url> --list [--redact <fields>] [--max-records <n>]
+      Prints every record the page lists, one JSON object a line, and exits: the ledger's calls
+      ("kind":"call") and the owner's keys, the middleware's, mcpDedupe's and the gateway's alike
+      ("kind":"http" or "mcp": scope, key, state, tool or method and target, the recorded result).
 ${GATEWAY_HELP}
 ${RECONCILE_HELP}
   idemkey --help | --version
@@ -147,6 +151,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     user: { type: "string" },
     "max-records": { type: "string" },
     driver: { type: "string", multiple: true },
+    list: { type: "boolean" },
     help: { type: "boolean", short: "h" },
   });
   // Before --help, so that the usage lists the drivers added too.
@@ -181,6 +186,12 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   }
   const redact = values.redact === undefined ? undefined : parseRedact(values.redact);
   const user = values.user === undefined ? undefined : checkName("--user", values.user);
+  if (values.list) {
+    const serving = ["port", "host", "allow-remote", "token", "read-only", "user"] as const;
+    const flag = serving.find((name) => values[name] !== undefined);
+    if (flag !== undefined)
+      throw new UsageError(`--list prints and exits; --${flag} is for serving the page`);
+  }
 
   const { openStore, parseStoreUrl, serveInspector } = await import("../inspector/index.js");
   parseStoreUrl(values.store);
@@ -191,6 +202,21 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   } catch (error) {
     await opened.close().catch(() => {});
     throw new RunError(`cannot read the ledger at ${opened.label}: ${(error as Error).message}`);
+  }
+  if (values.list) {
+    const { listRecords } = await import("../inspector/list.js");
+    try {
+      const { records, truncated } = await listRecords(opened.store, {
+        ...(redact === undefined ? {} : { redact }),
+        ...(maxRecords === undefined ? {} : { maxRecords }),
+      });
+      const lines = records.map((record) => JSON.stringify(record));
+      if (truncated)
+        process.stderr.write(`idemkey: more than ${maxRecords ?? 10_000} records; the first ones only\n`);
+      return lines.length === 0 ? undefined : lines.join("\n");
+    } finally {
+      await opened.close().catch(() => {});
+    }
   }
   let served: Awaited<ReturnType<typeof serveInspector>>;
   try {

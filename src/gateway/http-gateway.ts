@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { idempotencyEngine } from "../owner/engine.js";
 import { keyFieldsOf } from "../owner/node-headers.js";
 import { type IdempotencyOptions, SINGLE_TENANT } from "../owner/options.js";
@@ -21,6 +23,19 @@ export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMess
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
+  /**
+   * Listens with TLS (HTTPS) with this certificate and private key (PEM). With `ca`, every client must present a
+   * certificate that `ca` signed: a request without one is answered `401` (problem+json), and with `scopeMtls` the
+   * certificate names the caller.
+   * @example tls: { cert: readFileSync("gateway.crt"), key: readFileSync("gateway.key"), ca: readFileSync("clients-ca.crt") }
+   */
+  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
+  /**
+   * Takes the scope from the client certificate: its `subject` (the distinguished name, such as
+   * `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
+   * certificate). Needs `tls.ca`; not with `scopeHeader`.
+   */
+  scopeMtls?: "subject" | "fingerprint";
   /** @default "127.0.0.1" */
   host?: string;
   /** @default 0 (a free port) */
@@ -64,20 +79,46 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
   if (upstream.protocol !== "http:" && upstream.protocol !== "https:") {
     throw new TypeError(`options.upstream must be an http:// or https:// URL, got ${options.upstream}`);
   }
-  const { scopeHeader, host = "127.0.0.1", port = 0, upstream: _u, ...engineOptions } = options;
+  const {
+    scopeHeader,
+    scopeMtls,
+    tls,
+    host = "127.0.0.1",
+    port = 0,
+    upstream: _u,
+    ...engineOptions
+  } = options;
   if (
     scopeHeader !== undefined &&
     (typeof scopeHeader !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(scopeHeader))
   ) {
     throw new TypeError(`options.scopeHeader must be a header name, got ${String(scopeHeader)}`);
   }
+  if (tls !== undefined && (typeof tls !== "object" || tls === null || !tls.cert || !tls.key)) {
+    throw new TypeError("options.tls must have a cert and a key (PEM)");
+  }
+  if (scopeMtls !== undefined) {
+    if (scopeMtls !== "subject" && scopeMtls !== "fingerprint") {
+      throw new TypeError(`options.scopeMtls must be "subject" or "fingerprint", got ${String(scopeMtls)}`);
+    }
+    if (!tls?.ca)
+      throw new TypeError("options.scopeMtls needs options.tls.ca, the CA that signs client certificates");
+    if (scopeHeader !== undefined)
+      throw new TypeError("options.scopeMtls and options.scopeHeader are two scopes; give one");
+  }
   const header = scopeHeader?.toLowerCase();
   const engine = idempotencyEngine<IncomingMessage>({
     ...engineOptions,
-    scope: header === undefined ? SINGLE_TENANT : (req) => String(req.headers[header] ?? ""),
+    scope:
+      scopeMtls !== undefined
+        ? (req) => certificateScope(req, scopeMtls)
+        : header === undefined
+          ? SINGLE_TENANT
+          : (req) => String(req.headers[header] ?? ""),
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (tls?.ca && !(req.socket as TLSSocket).authorized) return send(res, certificateRequired(req));
     let body: Buffer | undefined;
     const decision = await engine.begin({
       method: req.method ?? "GET",
@@ -142,7 +183,7 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
     send(res, answer);
   }
 
-  const server: Server = createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) {
         res.statusCode = 500;
@@ -152,19 +193,58 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
         );
       } else res.destroy();
     });
-  });
+  };
+  // With a CA, the handshake asks for a client certificate but lets a connection without one through, so that it
+  // gets a problem+json answer rather than a failed handshake it cannot read.
+  const server: Server =
+    tls === undefined
+      ? createServer(listener)
+      : createTlsServer({ ...tls, requestCert: tls.ca !== undefined, rejectUnauthorized: false }, listener);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
   const address = server.address() as AddressInfo;
   return {
-    url: `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`,
+    url: `${tls === undefined ? "http" : "https"}://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** The caller a verified client certificate names. */
+function certificateScope(req: IncomingMessage, by: "subject" | "fingerprint"): string {
+  const certificate = (req.socket as TLSSocket).getPeerCertificate();
+  if (by === "fingerprint") return `sha256:${certificate.fingerprint256}`;
+  // `name=value` per attribute in the certificate's order, special characters escaped as RFC 4514 escapes them,
+  // so that no two subjects read alike.
+  const subject = certificate.subject as unknown as Record<string, string | string[]>;
+  return Object.entries(subject)
+    .flatMap(([name, value]) =>
+      (Array.isArray(value) ? value : [value]).map((v) => `${name}=${v.replace(/[\\,+="<>;]/g, "\\$&")}`),
+    )
+    .join(",");
+}
+
+function certificateRequired(req: IncomingMessage): OwnerResponse {
+  const socket = req.socket as TLSSocket;
+  const reason = socket.authorizationError;
+  const presented = Object.keys(socket.getPeerCertificate() ?? {}).length > 0;
+  const body = {
+    type: "https://idemkey.dev/problems/client-certificate-required",
+    title: "Client certificate required",
+    status: 401,
+    detail: presented
+      ? `The client certificate was not accepted (${String(reason)}); the request was not processed.`
+      : "This gateway needs a client certificate signed by its CA; the request was not processed.",
+  };
+  return {
+    status: 401,
+    headers: [["content-type", "application/problem+json"]],
+    body: Buffer.from(JSON.stringify(body)),
   };
 }
 

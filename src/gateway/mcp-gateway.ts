@@ -10,6 +10,7 @@ import {
 import { dedupeCall } from "../mcp/server/dedupe-call.js";
 import { InvalidIdempotencyKeyError } from "../mcp/server/invalid-key-error.js";
 import { idempotencyKeyOf } from "../mcp/server/read-key.js";
+import { describeThrown } from "../options/describe.js";
 import { type JsonRpcMessage, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
 import { UpstreamClosedError } from "./upstream-closed-error.js";
 
@@ -94,8 +95,14 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     });
     try {
       await upstream.send({ ...message, id });
-    } catch {
+    } catch (error) {
       waiting.delete(id);
+      if (sentNothing(error)) {
+        throw new UpstreamClosedError(
+          `The upstream MCP server did not take the call (${describeThrown(error)}); nothing was sent.`,
+          true,
+        );
+      }
       // A write that failed may still have reached the server: nobody can say it did nothing.
       throw new UpstreamClosedError("The upstream MCP server's connection failed while the call was sent.");
     }
@@ -258,4 +265,17 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     },
     close,
   };
+}
+
+/**
+ * Whether a failed send says the upstream never took the message: a refused connection (nothing was sent), or an
+ * HTTP upstream's transport answering 4xx (a session it does not know, a request it cannot read), which it does
+ * before any tool runs. Anything else (a reset, a 5xx, a stdio write that failed) may follow the effect.
+ */
+function sentNothing(error: unknown): boolean {
+  const { code, cause } = (error ?? {}) as { code?: unknown; cause?: { code?: unknown } };
+  if (cause?.code === "ECONNREFUSED" || code === "ECONNREFUSED") return true;
+  // The SDK's StreamableHTTPError carries the HTTP status as `code` (and -1 for a body it could not read).
+  const http = error instanceof Error && error.constructor.name === "StreamableHTTPError";
+  return http && typeof code === "number" && code >= 400 && code < 500;
 }

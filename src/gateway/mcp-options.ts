@@ -20,7 +20,8 @@ export interface JsonRpcMessage {
  */
 export interface GatewayTransport {
   start(): Promise<void>;
-  send(message: JsonRpcMessage): Promise<void>;
+  // A batch, as the SDK's HTTP client transport takes one; the gateway sends one message at a time.
+  send(message: JsonRpcMessage | JsonRpcMessage[]): Promise<void>;
   close(): Promise<void>;
   // Method signatures, so that a transport typed with the SDK's own message union fits.
   onmessage?(message: JsonRpcMessage): void;

@@ -10,8 +10,10 @@ export {
 export { readFileUrl, readServerUrl, type ServerUrlOptions } from "../store/driver-url.js";
 export { TOKEN_HEADER } from "./guard.js";
 export { createInspector, type Inspector } from "./inspector.js";
+export { type ListedRecord, listRecords } from "./list.js";
 export { isLoopback } from "./loopback.js";
 export type { InspectorOptions } from "./options.js";
+export type { KeyKind, KeyList, KeySummary, RecordedAnswer } from "./owner-keys.js";
 export { DEFAULT_REDACT, REDACTED, redactor } from "./redact.js";
 export { PROBLEM_BASE } from "./respond.js";
 export { type ServedInspector, type ServeOptions, serveInspector } from "./serve.js";

@@ -7,6 +7,7 @@ import { PREFIX } from "../harness/ledger.js";
 import type { RecordState } from "../store/types.js";
 import { checkHost, checkSameOrigin, checkToken, TOKEN_HEADER } from "./guard.js";
 import { checkName, type InspectorOptions, resolveInspectorOptions } from "./options.js";
+import { type KeyKind, listKeys } from "./owner-keys.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page/index.js";
 import { redactor } from "./redact.js";
 import { BodyError, Problem, readJson, send, sendJson, sendProblem } from "./respond.js";
@@ -33,7 +34,9 @@ const KEY = /^[0-9a-f]{64}$/;
  * The ledger inspector: a small web page, and the JSON API it reads, over the ledger in `store`. It lists every
  * keyed call with its state, attempts, lease and times, draws a timeline per task, and lets a person approve or
  * deny a parked call and resolve an unknown outcome through the harness's own `approve`, `deny` and `resolve`,
- * recorded with who did it. Serve it with `node:http` (or `serveInspector`) on loopback.
+ * recorded with who did it. `/api/keys` lists the owner's keys in the same store, the ones the HTTP middleware,
+ * `mcpDedupe` and the gateway (`idemkey gateway`) write, alike: scope, key, state, tool or method and target, and
+ * the recorded answer. Serve it with `node:http` (or `serveInspector`) on loopback.
  *
  * @example
  * const inspector = createInspector({ store: sqliteStore("./ledger.db") });
@@ -111,6 +114,34 @@ export function createInspector(options: InspectorOptions): Inspector {
         ...(state ? { state: state as RecordState } : {}),
       };
       return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact.text));
+    }
+    if (path === "/api/keys") {
+      // The owner's keys (the middleware's, mcpDedupe's and the gateway's records), listed alike.
+      const state = q.get("state") || undefined;
+      if (state !== undefined && !STATES.includes(state as RecordState)) {
+        return sendProblem(res, Problem.badRequest, `state must be one of ${STATES.join(", ")}`, {
+          param: "state",
+        });
+      }
+      const kind = q.get("kind") || undefined;
+      if (kind !== undefined && kind !== "http" && kind !== "mcp") {
+        return sendProblem(res, Problem.badRequest, "kind must be http or mcp", { param: "kind" });
+      }
+      const offset = int(q.get("offset"), 0, 0, Number.MAX_SAFE_INTEGER);
+      const limit = int(q.get("limit"), 50, 1, 500);
+      if (offset === undefined || limit === undefined) {
+        const param = offset === undefined ? "offset" : "limit";
+        return sendProblem(res, Problem.badRequest, `${param} must be a whole number in range`, { param });
+      }
+      const filter = {
+        ...(kind ? { kind: kind as KeyKind } : {}),
+        ...(state ? { state: state as RecordState } : {}),
+        ...(q.has("scope") ? { scope: q.get("scope")! } : {}),
+      };
+      return sendJson(
+        res,
+        await listKeys(o.store, redact, o.redact.length > 0, filter, offset, limit, o.maxRecords),
+      );
     }
     if (path === "/api/tasks") {
       const limit = int(q.get("limit"), 200, 1, 10_000);

@@ -6,7 +6,7 @@ describe("idemkey gateway: bad input is one line and exit 2", () => {
     [["gateway"], /missing the gateway's mode/],
     [["gateway", "ftp"], /unknown gateway mode "ftp"/],
     [["gateway", "mcp", "--", "node"], /missing --store/],
-    [["gateway", "mcp", "--store", "sqlite:/tmp/x.db"], /missing the upstream server's command/],
+    [["gateway", "mcp", "--store", "sqlite:/tmp/x.db"], /missing the upstream server: -- <command>/],
     [
       ["gateway", "mcp", "--store", "sqlite:/tmp/x.db", "--wait-ms", "soon", "--", "node"],
       /--wait-ms must be a whole number/,

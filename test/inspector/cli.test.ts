@@ -39,6 +39,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
       ["inspect", "--store", "sqlite:x.db", "--host", "0.0.0.0"],
       /--allow-remote/,
     ],
+    ["--list with a serving flag", ["inspect", "--store", "sqlite:x.db", "--list", "--port", "1"], /--list/],
     ["a short token", ["inspect", "--store", "sqlite:x.db", "--token", "abc"], /at least 16/],
     ["an empty field in --redact", ["inspect", "--store", "sqlite:x.db", "--redact", "a,,b"], /--redact/],
     ["an empty --user", ["inspect", "--store", "sqlite:x.db", "--user", " "], /--user/],

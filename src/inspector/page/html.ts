@@ -36,6 +36,15 @@ export const PAGE_HTML = `<!doctype html>
     <p id="empty" class="muted" hidden>No calls match.</p>
     <div class="pager"><button type="button" id="prev">‹ Newer</button><span id="page" class="muted"></span>
     <button type="button" id="next">Older ›</button></div>
+    <section id="keys-panel" hidden>
+      <h2>Owner keys <span id="keys-note" class="muted"></span></h2>
+      <p class="muted">Recorded by the HTTP middleware, mcpDedupe and idemkey gateway in this store.</p>
+      <table id="keys">
+        <thead><tr><th>Kind</th><th>Scope</th><th>Key</th><th>State</th><th>Tool or request</th><th>Answer</th>
+        <th>Started</th></tr></thead>
+        <tbody></tbody>
+      </table>
+    </section>
   </section>
   <aside id="side">
     <p id="hint" class="muted">Select a call to see its arguments, result and audit trail, and its task's timeline.</p>

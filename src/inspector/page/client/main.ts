@@ -2,10 +2,12 @@
  * The inspector page's script, bundled at build time (scripts/build-page.mjs) into `PAGE_JS`. Vanilla DOM, no
  * framework, nothing fetched but this inspector's own API, whose answers are typed by the view models in views.ts.
  */
+import type { KeyList } from "../../owner-keys.js";
 import type { CallDetail, CallList, Counts, PageConfig, TaskList, Timeline } from "../../views.js";
 import { api, gone, needToken, session } from "./api.js";
 import { askToken as ask } from "./dialog.js";
 import { $, toast } from "./dom.js";
+import { renderKeys } from "./keys.js";
 import { live, stream } from "./live.js";
 import {
   type Handlers,
@@ -77,13 +79,15 @@ function refresh(): Promise<void> {
     api<TaskList>("/api/tasks?limit=500"),
     selected ? api<CallDetail>(`/api/calls/${selected}`).catch(gone) : null,
     task ? api<Timeline>(`/api/tasks/${encodeURIComponent(task)}/timeline`).catch(gone) : null,
+    api<KeyList>("/api/keys?limit=100"),
   ])
-    .then(([counts, calls, tasks, detail, timeline]) => {
+    .then(([counts, calls, tasks, detail, timeline, keys]) => {
       renderCounts(counts, view, on);
       renderFilters(counts, tasks, view);
       renderCalls(calls, view, on);
       renderDetail(detail, view, on);
       renderTimeline(timeline, view.selected, on.select);
+      renderKeys(keys);
     })
     .catch((err: Error) => {
       if (needToken(err)) askToken(() => void refresh());

@@ -1,0 +1,216 @@
+import { createHash } from "node:crypto";
+import { JSONRPC_ERROR_SAVED } from "../mcp/meta.js";
+import { decodeSaved } from "../owner/saved-response.js";
+import { StorePrefix } from "../store/scoped-key.js";
+import type { RecordState, Store, StoreRecord } from "../store/types.js";
+import { REDACTED, type Redactor } from "./redact.js";
+
+// The owner's half of the store: the keys an HTTP API (the middleware, `idemkey gateway http`) and an MCP server
+// (`mcpDedupe`, `idemkey gateway mcp`) were sent, one row per (scope, key). The gateway writes the records the
+// middleware and mcpDedupe write, so one reader lists them all alike.
+
+/** Which owner wrote the record: an HTTP API (`http:` records) or an MCP server (`mcp:` records). */
+export type KeyKind = "http" | "mcp";
+
+/** What the owner answered, as recorded: a saved HTTP response, or an MCP tool result or JSON-RPC error. */
+export type RecordedAnswer =
+  | { status: number; headers: [string, string][]; body: unknown; bodyEncoding?: "base64" }
+  | { status: number; notSaved: string }
+  | { toolResult: unknown }
+  | { jsonrpcError: unknown };
+
+export interface KeySummary {
+  kind: KeyKind;
+  /** The store key (a hash of scope and key): the record's name in the store. */
+  id: string;
+  /**
+   * Whose key it is, as the owner's scope named the caller (an API key header, a client certificate, a stdio
+   * client's fixed scope). Masked while any field is redacted, since a scope taken from an API key header is that
+   * key; `scopeId` tells callers apart either way.
+   */
+  scope: string;
+  /** The first hex digits of the SHA-256 of the scope: stable, and groups one caller's keys without showing it. */
+  scopeId: string;
+  /** The idempotency key the caller sent (or the gateway derived). */
+  key: string;
+  state: RecordState;
+  /** The MCP tool called, for `mcp` keys. */
+  tool?: string;
+  /** The request's method and target (path and query), for `http` keys. */
+  method?: string;
+  target?: string;
+  attempts: number;
+  /** Short name of the claim holding a pending key (as for ledger calls), `null` when none holds it. */
+  holder: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+  expiresAt: number;
+  /** What a completed key answered, as a retry replays it (masked like ledger results). */
+  result?: RecordedAnswer;
+}
+
+/** A record under `http:` or `mcp:` as a row, or `undefined` for one idemkey did not write. */
+export function toKeySummary(
+  record: StoreRecord,
+  redact: Redactor,
+  maskScope: boolean,
+): KeySummary | undefined {
+  const kind: KeyKind | undefined = record.key.startsWith(StorePrefix.http)
+    ? "http"
+    : record.key.startsWith(StorePrefix.mcp)
+      ? "mcp"
+      : undefined;
+  if (kind === undefined) return undefined;
+  let data: Record<string, unknown>;
+  try {
+    data = JSON.parse(record.data ?? "null") as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (
+    typeof data !== "object" ||
+    data === null ||
+    typeof data.scope !== "string" ||
+    typeof data.key !== "string"
+  )
+    return undefined;
+  const out: KeySummary = {
+    kind,
+    id: record.key,
+    scope: maskScope ? REDACTED : data.scope,
+    scopeId: hash(data.scope).slice(0, 12),
+    key: data.key,
+    state: record.state,
+    attempts: record.attempts,
+    holder: record.state === "pending" && record.token !== null ? hash(record.token).slice(0, 8) : null,
+    leaseUntil: record.leaseUntil,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    expiresAt: record.expiresAt,
+  };
+  if (kind === "mcp") out.tool = String(data.tool);
+  else {
+    out.method = String(data.method);
+    out.target = String(data.target);
+  }
+  if (record.state === "completed" && record.result !== null) {
+    const answer = kind === "http" ? httpAnswer(record.result) : mcpAnswer(record.result);
+    if (answer !== undefined) out.result = redact(answer) as RecordedAnswer;
+  }
+  return out;
+}
+
+function httpAnswer(text: string): RecordedAnswer | undefined {
+  let saved: ReturnType<typeof decodeSaved>;
+  try {
+    saved = decodeSaved(text);
+  } catch {
+    return undefined;
+  }
+  if (!saved.saved) return { status: saved.status, notSaved: saved.reason };
+  const { status, body } = saved.response;
+  const headers = saved.response.headers.map(([name, value]): [string, string] => [name, value]);
+  const type = headers.find(([name]) => name.toLowerCase() === "content-type")?.[1] ?? "";
+  let decoded: string;
+  try {
+    decoded = new TextDecoder("utf-8", { fatal: true }).decode(body);
+  } catch {
+    return { status, headers, body: Buffer.from(body).toString("base64"), bodyEncoding: "base64" };
+  }
+  if (/[/+]json\b/i.test(type)) {
+    try {
+      return { status, headers, body: JSON.parse(decoded) };
+    } catch {
+      // Said JSON and is not: shown as the text it is.
+    }
+  }
+  return { status, headers, body: decoded };
+}
+
+function mcpAnswer(text: string): RecordedAnswer | undefined {
+  let saved: unknown;
+  try {
+    saved = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof saved === "object" && saved !== null && JSONRPC_ERROR_SAVED in saved) {
+    return { jsonrpcError: (saved as Record<string, unknown>)[JSONRPC_ERROR_SAVED] };
+  }
+  return { toolResult: saved };
+}
+
+function hash(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+export interface KeyFilter {
+  kind?: KeyKind;
+  state?: RecordState;
+  /** Only the keys of this scope (as the owner named it). */
+  scope?: string;
+}
+
+/**
+ * The owner's keys (`http:` and `mcp:` records, up to `maxRecords` of each), newest first, filtered and paged, with
+ * their results masked by `redact` (and their scopes, with `maskScope`).
+ */
+export async function listKeys(
+  store: Store,
+  redact: Redactor,
+  maskScope: boolean,
+  filter: KeyFilter,
+  offset: number,
+  limit: number,
+  maxRecords: number,
+) {
+  const rows: { row: KeySummary; scope: string }[] = [];
+  let truncated = false;
+  let unreadable = 0;
+  for (const kind of ["http", "mcp"] as const) {
+    if (filter.kind !== undefined && filter.kind !== kind) continue;
+    const read = await readPrefix(store, StorePrefix[kind], maxRecords);
+    truncated ||= read.truncated;
+    for (const record of read.records) {
+      const row = toKeySummary(record, redact, maskScope);
+      if (row === undefined) unreadable++;
+      // The scope as written, for the filter: the row's own may be masked.
+      else rows.push({ row, scope: (JSON.parse(record.data!) as { scope: string }).scope });
+    }
+  }
+  const matching = rows
+    .filter(
+      ({ row, scope }) =>
+        (filter.state === undefined || row.state === filter.state) &&
+        (filter.scope === undefined || scope === filter.scope),
+    )
+    .map(({ row }) => row)
+    .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
+  return {
+    total: matching.length,
+    offset,
+    limit,
+    truncated,
+    unreadable,
+    keys: matching.slice(offset, offset + limit),
+  };
+}
+
+/** What `/api/keys` answers. */
+export type KeyList = Awaited<ReturnType<typeof listKeys>>;
+
+async function readPrefix(store: Store, prefix: string, max: number) {
+  const records: StoreRecord[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const limit = Math.min(500, max - records.length + 1);
+    const page = await store.list({ prefix, limit, ...(after === undefined ? {} : { after }) });
+    for (const record of page) {
+      if (records.length === max) return { records, truncated: true };
+      records.push(record);
+    }
+    if (page.length < limit) return { records, truncated: false };
+    after = page[page.length - 1]!.key;
+  }
+}

@@ -1,0 +1,291 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runCli, startCli } from "../support/cli.js";
+
+// `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
+// which counts its effects in its own file), with certificates made here by `openssl`: a CA, the gateway's
+// certificate, two clients the CA signed (alice and bob) and one it did not.
+const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-mtls-"));
+const pki = join(dir, "pki");
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: pki, stdio: "pipe" });
+const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+
+/** A key and a certificate for `subject`, signed by the test CA (or by itself, with `selfSigned`). */
+function certificate(name: string, subject: string, options: { selfSigned?: boolean; ext?: string } = {}) {
+  if (options.selfSigned) {
+    openssl(
+      "req",
+      "-x509",
+      ...EC,
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "1",
+      "-subj",
+      subject,
+    );
+    return;
+  }
+  openssl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
+  const ext = [];
+  if (options.ext) {
+    writeFileSync(join(pki, `${name}.ext`), options.ext);
+    ext.push("-extfile", `${name}.ext`);
+  }
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    `${name}.csr`,
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-out",
+    `${name}.crt`,
+    "-days",
+    "1",
+    ...ext,
+  );
+}
+
+beforeAll(() => {
+  mkdirSync(pki);
+  openssl(
+    "req",
+    "-x509",
+    ...EC,
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=idemkey test CA",
+  );
+  certificate("gateway", "/CN=127.0.0.1", { ext: "subjectAltName=IP:127.0.0.1\n" });
+  certificate("alice", "/O=acme/CN=alice");
+  certificate("bob", "/O=acme/CN=bob");
+  certificate("mallory", "/O=acme/CN=alice", { selfSigned: true });
+});
+
+async function until<T>(check: () => T | undefined | false): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const value = check();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("gave up waiting");
+}
+
+async function setup(scope: "subject" | "fingerprint") {
+  const run = mkdtempSync(join(dir, "run-"));
+  const log = join(run, "effects.log");
+  const portFile = join(run, "port");
+  const python = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
+  started.push(python);
+  const upstream = `http://127.0.0.1:${await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"))}`;
+  const db = join(run, "gateway.db");
+  const gateway = startCli([
+    "gateway",
+    "http",
+    "--store",
+    `sqlite:${db}`,
+    "--upstream",
+    upstream,
+    "--listen",
+    "127.0.0.1:0",
+    "--tls-cert",
+    join(pki, "gateway.crt"),
+    "--tls-key",
+    join(pki, "gateway.key"),
+    "--tls-ca",
+    join(pki, "ca.crt"),
+    "--scope-mtls",
+    scope,
+  ]);
+  started.push(gateway);
+  let out = "";
+  let err = "";
+  gateway.stdout!.on("data", (d) => (out += d));
+  gateway.stderr!.on("data", (d) => (err += d));
+  const url = await until(() => /(https:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]).catch(() => {
+    throw new Error(`the gateway did not start: ${err}`);
+  });
+  const effects = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+  return { url, effects, db };
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A POST over HTTPS that trusts the test CA, presenting `client`'s certificate (or none). */
+function post(url: string, client: string | undefined, key: string, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${url}/effect`,
+      {
+        method: "POST",
+        ca: readFileSync(join(pki, "ca.crt")),
+        ...(client === undefined
+          ? {}
+          : {
+              cert: readFileSync(join(pki, `${client}.crt`)),
+              key: readFileSync(join(pki, `${client}.key`)),
+            }),
+        headers: { "idempotency-key": key, "content-type": "application/json" },
+        agent: false,
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("idemkey gateway http with mTLS: the client certificate is the scope", () => {
+  it("two clients with different certificates do not share keys; one retries into its own replay", async () => {
+    const { url, effects, db } = await setup("subject");
+    const first = await post(url, "alice", "k1", '{"n":1}');
+    expect(first.status).toBe(201);
+    const replay = await post(url, "alice", "k1", '{"n":1}');
+    expect(replay.status).toBe(201);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(effects()).toEqual(['{"n":1}']);
+    // Bob's k1 is his own: it runs, and is not alice's replay.
+    const bob = await post(url, "bob", "k1", '{"n":1}');
+    expect(bob.status).toBe(201);
+    expect(bob.headers["idempotent-replayed"]).toBeUndefined();
+    expect(effects()).toHaveLength(2);
+    // The inspector names each key's caller by its certificate.
+    const { stdout, code } = await runCli([
+      "inspect",
+      "--store",
+      `sqlite:${db}`,
+      "--list",
+      "--redact",
+      "none",
+    ]);
+    expect(code).toBe(0);
+    const scopes = stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { scope: string }).scope)
+      .sort();
+    expect(scopes).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
+  });
+
+  it("a client without a certificate, or with one the CA did not sign, is refused with problem+json", async () => {
+    const { url, effects } = await setup("fingerprint");
+    const none = await post(url, undefined, "k2", '{"n":2}');
+    expect(none.status).toBe(401);
+    expect(none.headers["content-type"]).toContain("application/problem+json");
+    expect(JSON.parse(none.body)).toMatchObject({
+      type: "https://idemkey.dev/problems/client-certificate-required",
+      status: 401,
+    });
+    // Mallory's certificate says CN=alice but no one the gateway trusts signed it.
+    const forged = await post(url, "mallory", "k2", '{"n":2}');
+    expect(forged.status).toBe(401);
+    expect(JSON.parse(forged.body).detail).toMatch(/not accepted/);
+    expect(effects()).toEqual([]);
+    // Fingerprints: alice's key is hers alone.
+    expect((await post(url, "alice", "k2", '{"n":2}')).status).toBe(201);
+    expect((await post(url, "bob", "k2", '{"n":2}')).headers["idempotent-replayed"]).toBeUndefined();
+    expect(effects()).toHaveLength(2);
+  });
+});
+
+describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => {
+  const base = [
+    "gateway",
+    "http",
+    "--store",
+    "sqlite:x.db",
+    "--upstream",
+    "http://127.0.0.1:1",
+    "--listen",
+    "0",
+  ];
+  const cases: [string, string[], RegExp][] = [
+    ["a certificate without its key", ["--tls-cert", "a.crt"], /--tls-cert needs --tls-key/],
+    ["a CA without the gateway's certificate", ["--tls-ca", "ca.crt"], /--tls-ca needs/],
+    [
+      "--scope-mtls without a CA",
+      [
+        "--tls-cert",
+        join(pki, "gateway.crt"),
+        "--tls-key",
+        join(pki, "gateway.key"),
+        "--scope-mtls",
+        "subject",
+      ],
+      /--scope-mtls needs --tls-ca/,
+    ],
+    ["an unknown --scope-mtls", ["--scope-mtls", "email"], /subject or fingerprint/],
+    [
+      "an unreadable certificate",
+      ["--tls-cert", "/nonexistent.crt", "--tls-key", "/nonexistent.key"],
+      /cannot read/,
+    ],
+  ];
+  it.each(cases)("%s", async (_, args, message) => {
+    const { code, stdout, stderr } = await runCli([...base, ...args]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(/^idemkey: [^\n]+\n$/);
+    expect(stderr).toMatch(message);
+  });
+});
+
+describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeError naming the option", () => {
+  it.each([
+    [{ scopeMtls: "subject" }, /options.scopeMtls needs options.tls.ca/],
+    [{ scopeMtls: "email", tls: { cert: "c", key: "k", ca: "a" } }, /options.scopeMtls must be/],
+    [{ scopeMtls: "subject", scopeHeader: "x-api-key", tls: { cert: "c", key: "k", ca: "a" } }, /two scopes/],
+    [{ tls: { cert: "c" } }, /options.tls must have a cert and a key/],
+  ])("httpGateway %j", async (extra, message) => {
+    const { httpGateway } = await import("../../src/gateway/index.js");
+    const { memoryStore } = await import("../../src/index.js");
+    await expect(
+      httpGateway({ upstream: "http://127.0.0.1:1", store: memoryStore(), ...(extra as object) }),
+    ).rejects.toThrow(message);
+  });
+
+  it.each([
+    [{ upstream: "http://127.0.0.1:1/mcp" }, /options.upstream must be a function/],
+    [{ upstream: () => ({}), path: "mcp" }, /options.path must start with/],
+    [{ upstream: () => ({}), scopeHeader: "x api" }, /options.scopeHeader must be a header name/],
+    [{ upstream: () => ({}), waitMs: -1 }, /options.waitMs/],
+  ])("mcpHttpGateway %#", async (extra, message) => {
+    const { mcpHttpGateway } = await import("../../src/gateway/index.js");
+    const { memoryStore } = await import("../../src/index.js");
+    await expect(mcpHttpGateway({ store: memoryStore(), ...(extra as object) } as never)).rejects.toThrow(
+      message,
+    );
+  });
+});

@@ -1,0 +1,76 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { httpGateway } from "../../src/gateway/index.js";
+import { serveInspector } from "../../src/inspector/index.js";
+import { sqliteStore } from "../../src/sqlite/index.js";
+import { chromiumFor, launchChromium } from "../support/chromium.js";
+
+// The inspector's page in Chromium shows the keys the HTTP gateway recorded in front of Python's http.server: a
+// completed one and one whose upstream died mid-request, as outcome unknown.
+const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
+const available = chromiumFor("the inspector page's owner keys test");
+const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-page-"));
+const cleanup: (() => unknown)[] = [];
+afterAll(async () => {
+  for (const step of cleanup.reverse()) await step();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function until<T>(check: () => T | undefined | false): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const value = check();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("gave up waiting");
+}
+
+describe.skipIf(!available)("the inspector page lists the gateway's keys", () => {
+  it("a completed key and an unknown outcome, in the owner keys table", async () => {
+    const portFile = join(dir, "port");
+    const log = join(dir, "effects.log");
+    const python: ChildProcess = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
+    cleanup.push(() => python.kill("SIGKILL"));
+    const port = await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"));
+    const store = sqliteStore(join(dir, "gateway.db"));
+    cleanup.push(() => store.close());
+    const gateway = await httpGateway({
+      upstream: `http://127.0.0.1:${port}`,
+      store,
+      scopeHeader: "x-api-key",
+    });
+    cleanup.push(() => gateway.close());
+    const post = (path: string, key: string) =>
+      fetch(gateway.url + path, {
+        method: "POST",
+        headers: { "idempotency-key": key, "content-type": "application/json", "x-api-key": "alice" },
+        body: "{}",
+      });
+    expect((await post("/slow", "k-done")).status).toBe(201);
+    expect((await post("/die", "k-died")).status).toBe(502);
+
+    const served = await serveInspector({ store, redact: [] });
+    cleanup.push(() => served.close());
+    const browser = await launchChromium();
+    cleanup.push(() => browser.close());
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+    await page.goto(`${served.url}#token=${encodeURIComponent(served.token)}`);
+    await page.waitForSelector("#keys-panel:not([hidden]) #keys tbody tr:nth-child(2)");
+    // One cell's text at a time: the test's own types have no DOM.
+    const rows: string[][] = [];
+    for (const tr of await page.locator("#keys tbody tr").all()) {
+      rows.push((await tr.locator("td").allTextContents()).map((text) => text.trim()));
+    }
+    expect(rows.map((cells) => [cells[0], cells[1], cells[2], cells[3], cells[4], cells[5]])).toEqual([
+      ["HTTP", "alice", "k-died", "outcome unknown", "POST /die", "unknown: never sent again"],
+      ["HTTP", "alice", "k-done", "completed", "POST /slow", "201"],
+    ]);
+    expect(errors).toEqual([]);
+  });
+});
