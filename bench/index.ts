@@ -15,6 +15,7 @@ const sections: Record<string, () => Promise<void>> = {
   floors: async () => (await import("./floors.js")).benchFloors(),
   powertools: async () => (await import("./powertools.js")).benchPowertools(),
   "redis-cost": async () => (await import("./redis-cost.js")).benchRedisCost(),
+  peers: async () => (await import("./peers.js")).benchPeers(),
   middleware: async () => (await import("./middleware.js")).benchMiddleware(),
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
   scale: async () => (await import("./scale.js")).benchScale(),
