@@ -18,6 +18,7 @@ const sections: Record<string, () => Promise<void>> = {
   peers: async () => (await import("./peers.js")).benchPeers(),
   middleware: async () => (await import("./middleware.js")).benchMiddleware(),
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
+  "scale-out": async () => (await import("./scale-out.js")).benchScaleOut(),
   scale: async () => (await import("./scale.js")).benchScale(),
   syscalls: async () => (await import("./syscalls.js")).benchSyscalls(),
   checkpoints: async () => (await import("./checkpoints.js")).benchCheckpoints(),
