@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
+import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
@@ -50,7 +51,14 @@ interface PeerServer {
 }
 
 async function startServer(name: string): Promise<PeerServer> {
+  // IDEMKEY_BENCH_PROFILE=<dir> writes each server's CPU profile under <dir>/<peer>/ when it exits: where a
+  // contender's time per request goes (BENCHMARKS.md's reason for the peers' ratios came from one).
+  const profile = process.env.IDEMKEY_BENCH_PROFILE;
+  const execArgv = profile
+    ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`]
+    : process.execArgv;
   const child: ChildProcess = fork(SERVER, [name, PREFIX], {
+    execArgv,
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const next = () =>
