@@ -23,12 +23,18 @@ function calibrate(): number {
   return Math.max(1, Math.round(WORK_US / perIteration));
 }
 
+/** ~WORK_US of CPU work, calibrated once when made. */
+export function cpuWork(): () => void {
+  const iterations = calibrate();
+  return () => void pbkdf2Sync("secret", "salt", iterations, 32, "sha256");
+}
+
 /**
  * The realistic handler's body: ~200 µs of CPU work and one INSERT into the owner's own SQLite table (a file in
  * WAL mode, synchronous NORMAL, as a small service would keep its charges), returning the new row's id.
  */
 export function realisticWork(): { charge: (amount: number, currency: string) => number; close: () => void } {
-  const iterations = calibrate();
+  const cpu = cpuWork();
   const dir = mkdtempSync(join(tmpdir(), "idemkey-bench-owner-"));
   const db = new BetterSqlite3(join(dir, "owner.db"));
   db.pragma("journal_mode = WAL");
@@ -39,7 +45,7 @@ export function realisticWork(): { charge: (amount: number, currency: string) =>
   );
   return {
     charge(amount, currency) {
-      pbkdf2Sync("secret", "salt", iterations, 32, "sha256");
+      cpu();
       return insert.get(amount, currency)!.id;
     },
     close() {

@@ -5,7 +5,14 @@ import { createHarness, defineTool } from "../src/harness/index.js";
 import { type NodeRedisLike, redisStore } from "../src/redis/index.js";
 import { small } from "./payloads.js";
 import { inRounds } from "./rounds.js";
-import { connectRedis, deleteKeys, REDIS_URL } from "./services.js";
+import {
+  type CommandStat,
+  commandStats,
+  connectRedis,
+  deleteKeys,
+  REDIS_URL,
+  statsDelta,
+} from "./services.js";
 import { REDIS_PREFIX } from "./stores.js";
 import { printTable } from "./table.js";
 
@@ -172,6 +179,8 @@ export async function benchPowertools(): Promise<void> {
     { rounds: 6, sliceMs: 250 },
   );
 
+  const concurrent = await atConcurrency(io, contenders);
+
   // Each fresh call ran its function once and no replay ran it: counted in the functions themselves.
   const freshCalls = next.ioFresh + next.nodeFresh + next.leanIoFresh + next.leanNodeFresh;
   if (ran.idemkey !== 4 * REPLAYS + freshCalls || ran.powertools !== REPLAYS + next.ptFresh) {
@@ -212,8 +221,125 @@ export async function benchPowertools(): Promise<void> {
     ],
   );
 
+  printConcurrent(concurrent, trips);
+
   await deleteKeys(io, REDIS_PREFIX);
   await deleteKeys(io, POWERTOOLS_PREFIX);
   io.disconnect();
   await node.quit();
+}
+
+/** The contenders timed at each concurrency (issue 32): fresh and replay, idemkey on both clients and Powertools. */
+const CONCURRENT = [
+  "idemkey fresh (ioredis)",
+  "idemkey fresh (node-redis)",
+  "Powertools fresh (node-redis)",
+  "idemkey replay (ioredis)",
+  "idemkey replay (node-redis)",
+  "Powertools replay (node-redis)",
+] as const;
+const CONCURRENCY = [1, 64] as const;
+/** The commands the clients send; INFO commandstats counts the commands a script runs as well, under their names. */
+const TOP_LEVEL = new Set(["evalsha", "eval", "evalsha_ro", "eval_ro", "set", "get", "del"]);
+
+interface Concurrent {
+  name: string;
+  callers: number;
+  calls: number;
+  ms: number;
+  latencies: number[];
+  /** What Redis counted while this contender alone was running (server-wide: any other client adds to it). */
+  server: Map<string, CommandStat>;
+}
+
+/**
+ * Each contender with `callers` concurrent callers, each calling again as soon as its call returns, in slices taking
+ * turns; INFO commandstats around each slice says what the server did for it (round trips and script time).
+ */
+async function atConcurrency(
+  io: Parameters<typeof commandStats>[0],
+  contenders: Record<string, { run: () => Promise<unknown> }>,
+): Promise<Concurrent[]> {
+  const out: Concurrent[] = [];
+  for (const callers of CONCURRENCY) {
+    for (const name of CONCURRENT) {
+      out.push({ name, callers, calls: 0, ms: 0, latencies: [], server: new Map() });
+    }
+  }
+  const slice = async (row: Concurrent, ms: number, record: boolean) => {
+    const { run } = contenders[row.name]!;
+    const end = performance.now() + ms;
+    const before = record ? await commandStats(io) : undefined;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: row.callers }, async () => {
+        while (performance.now() < end) {
+          const t = performance.now();
+          await run();
+          if (record) row.latencies.push((performance.now() - t) * 1000);
+          if (record) row.calls++;
+        }
+      }),
+    );
+    if (!record) return;
+    row.ms += performance.now() - start;
+    for (const [command, stat] of statsDelta(before!, await commandStats(io))) {
+      const was = row.server.get(command) ?? { calls: 0, usec: 0 };
+      row.server.set(command, { calls: was.calls + stat.calls, usec: was.usec + stat.usec });
+    }
+  };
+  for (const row of out) await slice(row, 100, false);
+  for (let round = 0; round < 5; round++) for (const row of out) await slice(row, 300, true);
+  return out;
+}
+
+function printConcurrent(rows: Concurrent[], trips: Map<string, number>): void {
+  const rate = (row: Concurrent) => (row.calls * 1000) / row.ms;
+  const table = rows.map((row) => {
+    const sorted = Float64Array.from(row.latencies).sort();
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+    // Redis's own counters: the commands clients sent (a script's time includes the commands it ran), and the
+    // commands run inside scripts, per call; INFO itself is left out.
+    const sent = [...row.server].filter(([command]) => TOP_LEVEL.has(command));
+    const inside = [...row.server].filter(([command]) => !TOP_LEVEL.has(command) && command !== "info");
+    const perCall = (commands: [string, CommandStat][], f: (stat: CommandStat) => number) =>
+      commands.reduce((sum, [, stat]) => sum + f(stat), 0) / row.calls;
+    const mix = sent.map(([command, stat]) => `${command} ${(stat.usec / stat.calls).toFixed(1)}`).join(", ");
+    const kind = row.name.includes("fresh") ? "fresh" : "replay";
+    const powertools = rows.find(
+      (r) => r.callers === row.callers && r.name === `Powertools ${kind} (node-redis)`,
+    )!;
+    // Time per call at this concurrency is 1 / throughput: idemkey's over Powertools'.
+    const ratio = row.name.startsWith("idemkey") ? rate(powertools) / rate(row) : undefined;
+    return [
+      row.name,
+      String(row.callers),
+      rate(row).toFixed(0),
+      at(0.5).toFixed(0),
+      at(0.99).toFixed(0),
+      String(trips.get(row.name) ?? 0),
+      perCall(sent, (s) => s.calls).toFixed(2),
+      perCall(sent, (s) => s.usec).toFixed(1),
+      mix,
+      perCall(inside, (s) => s.calls).toFixed(1),
+      ratio === undefined ? "" : `${ratio.toFixed(2)} ${ratio <= TARGET ? "met" : "NOT met"}`,
+    ];
+  });
+  printTable(
+    `at concurrency 1 and 64, 5 × 300 ms per row: calls/s, µs per call; server counters from INFO commandstats (server-wide); ratio = idemkey's time per call / Powertools', target <= ${TARGET}`,
+    [
+      "contender",
+      "callers",
+      "calls/s",
+      "p50",
+      "p99",
+      "round trips",
+      "server cmds/call",
+      "server µs/call",
+      "µs per command",
+      "cmds in scripts/call",
+      "ratio",
+    ],
+    table,
+  );
 }

@@ -60,3 +60,33 @@ function unreachable(name: string, variable: string, url: string, error: unknown
       `start ${name} or set ${variable}`,
   );
 }
+
+/** One command's totals from a Redis server's INFO commandstats. */
+export interface CommandStat {
+  calls: number;
+  usec: number;
+}
+
+/** INFO commandstats of the server `redis` talks to, by command name (`evalsha`, `set`, ...). */
+export async function commandStats(redis: Pick<Redis, "info">): Promise<Map<string, CommandStat>> {
+  const out = new Map<string, CommandStat>();
+  for (const match of (await redis.info("commandstats")).matchAll(
+    /cmdstat_([^:]+):calls=(\d+),usec=(\d+)/g,
+  )) {
+    out.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
+  }
+  return out;
+}
+
+/** What `after` counted beyond `before`, per command, leaving out commands with no new calls. */
+export function statsDelta(
+  before: Map<string, CommandStat>,
+  after: Map<string, CommandStat>,
+): Map<string, CommandStat> {
+  const out = new Map<string, CommandStat>();
+  for (const [name, stat] of after) {
+    const was = before.get(name) ?? { calls: 0, usec: 0 };
+    if (stat.calls > was.calls) out.set(name, { calls: stat.calls - was.calls, usec: stat.usec - was.usec });
+  }
+  return out;
+}
