@@ -9,8 +9,8 @@ const META = "dev.idemkey/idempotency-key";
 
 describe("scopedKey", () => {
   it("keeps each user of a shared store in its own namespace", () => {
-    expect(StorePrefix).toEqual({ ledger: "call:", http: "http:", mcp: "mcp:" });
-    expect(new Set(Object.values(StorePrefix)).size).toBe(3);
+    expect(StorePrefix).toEqual({ ledger: "call:", http: "http:", mcp: "mcp:", a2a: "a2a:" });
+    expect(new Set(Object.values(StorePrefix)).size).toBe(4);
     expect(scopedKey(StorePrefix.http, "a", "bc")).toMatch(/^http:[0-9a-f]{64}$/);
     expect(scopedKey(StorePrefix.mcp, "a", "bc")).toMatch(/^mcp:[0-9a-f]{64}$/);
     expect(ledgerKey("3f2a")).toBe("call:3f2a");
