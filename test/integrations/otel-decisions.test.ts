@@ -224,6 +224,32 @@ describe("tracedHarness: one count per decision", () => {
     });
   });
 
+  it("resolved by the tool's reconcile: one resolution (reconcile), the tool not re-run, the next call a replay", async () => {
+    const t = sdk();
+    let sends = 0;
+    // The owner's own record of what it did: what reconcile asks, apart from the harness.
+    const owner = new Set<string>();
+    const wire = defineTool({
+      name: "wire",
+      effect: "unguarded",
+      run: (_args, ctx) => {
+        sends++;
+        owner.add(ctx.idempotencyKey);
+        throw new Error("socket hang up");
+      },
+      reconcile: (_args, ctx) =>
+        owner.has(ctx.idempotencyKey) ? { status: "done", result: "wired" } : { status: "not_done" },
+    });
+    const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
+    // The harness asks reconcile as soon as the attempt's outcome is unknown: the call returns what it found.
+    expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
+    expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
+    expect(sends).toBe(1);
+    const counts = await t.counts();
+    expect(counts["idemkey.resolutions{reconcile}"]).toBe(1);
+    expect(counts["idemkey.replays"]).toBe(1);
+  });
+
   it("resolved as not done ({ retry: true }) is one resolution of its own, and the next call runs", async () => {
     const t = sdk();
     let sends = 0;
