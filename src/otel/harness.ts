@@ -9,6 +9,7 @@ import type { CallOptions, CallOutcome, Harness, HarnessEvent, Tool } from "../h
 import { sha256Hex } from "../key/idempotency-key.js";
 import { context, createContextKey, propagation, SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, KEY_BAGGAGE, KEY_HASH_BAGGAGE, Outcome } from "./attributes.js";
+import { resolvedOutsideCall } from "./events.js";
 import { type Instruments, instruments, type TelemetryOptions } from "./instruments.js";
 
 /** What one traced call learns from the harness's events, found through the call's own context. */
@@ -191,19 +192,6 @@ function observe(meters: Instruments, state: CallState, event: HarnessEvent): vo
       break;
   }
   span.addEvent(`idemkey.${event.type}`, attributes);
-}
-
-/** `harness.resolve`, made by a person or the inspector outside any call: a span of its own and a count. */
-function resolvedOutsideCall(meters: Instruments, event: Extract<HarnessEvent, { type: "resolved" }>): void {
-  const counted: Attributes = { [Attr.toolName]: event.tool, [Attr.resolvedHow]: event.how };
-  meters.resolutions.add(1, counted);
-  const attributes: Attributes = {
-    ...counted,
-    ...meters.keys.attributes(event.key),
-    [Attr.taskId]: event.taskId,
-  };
-  if (event.by !== undefined) attributes[Attr.by] = event.by;
-  meters.startSpan(`resolve ${event.tool}`, { kind: SpanKind.INTERNAL, attributes }).end();
 }
 
 /** A call that returned: it ran the tool (perhaps after taking over), got another's result, or a recorded one. */

@@ -26,7 +26,15 @@ import {
 } from "../../src/index.js";
 import { sha256Hex } from "../../src/key/idempotency-key.js";
 import { IDEMPOTENCY_KEY_META, mcpDedupe } from "../../src/mcp/index.js";
-import { Attr, tracedExpress, tracedHarness, tracedHono, tracedMcpDedupe } from "../../src/otel/index.js";
+import {
+  Attr,
+  tracedEvents,
+  tracedExpress,
+  tracedHarness,
+  tracedHono,
+  tracedMcpDedupe,
+} from "../../src/otel/index.js";
+import { serve } from "../inspector/support.js";
 import { baseUrl, listen } from "../owner/apps.js";
 
 /** Collects on demand: the test reads the counters after the calls, no export timer. */
@@ -248,6 +256,36 @@ describe("tracedHarness: one count per decision", () => {
     const counts = await t.counts();
     expect(counts["idemkey.resolutions{reconcile}"]).toBe(1);
     expect(counts["idemkey.replays"]).toBe(1);
+  });
+
+  it("resolved by a person on the inspector's page: one resolution, counted through tracedEvents", async () => {
+    const t = sdk();
+    let sends = 0;
+    const wire = defineTool({
+      name: "wire",
+      effect: "unguarded",
+      run: () => {
+        sends++;
+        throw new Error("socket hang up");
+      },
+    });
+    const store = memoryStore();
+    const harness = tracedHarness({ store }, t.telemetry);
+    await expect(harness.call("task", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
+    const key = idempotencyKey("task", "wire", { cents: 9 });
+    const page = await serve({ store, user: "os-user", onEvent: tracedEvents(t.telemetry) });
+    try {
+      const res = await page.post(`/api/calls/${key}/resolve`, { result: "wired", by: "bo" });
+      expect(res.status).toBe(200);
+    } finally {
+      await page.close();
+    }
+    expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
+    expect(sends).toBe(1);
+    const counts = await t.counts();
+    expect(counts["idemkey.resolutions{result}"]).toBe(1);
+    const resolve = t.spans().filter((s) => s.name === "resolve wire");
+    expect(resolve.map((s) => s.attributes[Attr.by])).toEqual(["bo"]);
   });
 
   it("resolved as not done ({ retry: true }) is one resolution of its own, and the next call runs", async () => {
