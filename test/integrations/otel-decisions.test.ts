@@ -414,8 +414,10 @@ describe("owner bridges: one count per decision", () => {
     expect(counts["idemkey.in_flight"]).toBe(1);
   });
 
-  it("tracedMcpDedupe: a replay and a reused key are counted once each", async () => {
+  it("tracedMcpDedupe: a replay, a reused key and a key in flight are counted once each", async () => {
     const t = sdk();
+    const held = gate();
+    const started = gate();
     let runs = 0;
     const server = new McpServer({ name: "notes", version: "1.0.0" });
     const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), t.telemetry);
@@ -424,6 +426,10 @@ describe("owner bridges: one count per decision", () => {
       { inputSchema: { text: z.string() } },
       idempotent("add_note", async ({ text }) => {
         runs++;
+        if (text === "slow") {
+          started.open();
+          await held.opened;
+        }
         return { content: [{ type: "text", text }] };
       }),
     );
@@ -431,19 +437,25 @@ describe("owner bridges: one count per decision", () => {
     await server.connect(serverSide);
     const client = new Client({ name: "test", version: "1.0.0" });
     await client.connect(clientSide);
-    const send = (text: string) =>
-      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: "k-1" } });
+    const send = (key: string, text: string) =>
+      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: key } });
     try {
-      await send("hi");
-      await send("hi");
-      expect((await send("other")).isError).toBe(true);
+      await send("k-1", "hi");
+      await send("k-1", "hi");
+      expect((await send("k-1", "other")).isError).toBe(true);
+      const slow = send("k-2", "slow");
+      await started.opened;
+      expect((await send("k-2", "slow")).isError).toBe(true);
+      held.open();
+      expect((await slow).isError).toBeFalsy();
     } finally {
       await client.close();
     }
-    expect(runs).toBe(1);
+    expect(runs).toBe(2);
     const counts = await t.counts();
     expect(counts["idemkey.replays"]).toBe(1);
     expect(counts["idemkey.conflicts"]).toBe(1);
+    expect(counts["idemkey.in_flight"]).toBe(1);
   });
 });
 
