@@ -20,6 +20,7 @@ const sections: Record<string, () => Promise<void>> = {
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
   "scale-out": async () => (await import("./scale-out.js")).benchScaleOut(),
   scale: async () => (await import("./scale.js")).benchScale(),
+  retention: async () => (await import("./scale.js")).benchRetention(),
   syscalls: async () => (await import("./syscalls.js")).benchSyscalls(),
   checkpoints: async () => (await import("./checkpoints.js")).benchCheckpoints(),
   otel: async () => (await import("./otel.js")).benchOtel(),

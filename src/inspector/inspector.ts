@@ -44,7 +44,12 @@ const KEY = /^[0-9a-f]{64}$/;
  */
 export function createInspector(options: InspectorOptions): Inspector {
   const o = resolveInspectorOptions(options);
-  const harness = createHarness({ store: o.store, retentionMs: o.retentionMs, clock: o.clock });
+  const harness = createHarness({
+    store: o.store,
+    retentionMs: o.retentionMs,
+    clock: o.clock,
+    onEvent: o.onEvent,
+  });
   const scan = scanner(o.store, o.maxRecords, o.clock);
   const stream = changeStream(scan, o.pollMs, o.maxStreams);
   const redact = redactor(o.redact);

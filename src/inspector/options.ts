@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { userInfo } from "node:os";
+import type { HarnessOptions } from "../harness/options.js";
 import { numberOption } from "../options/number-option.js";
 import { renamedOption } from "../options/renamed.js";
 import type { Store } from "../store/types.js";
@@ -64,6 +65,12 @@ export interface InspectorOptions {
   ttlMs?: number;
   /** The clock the live view's freshness and "now" are measured with, in epoch ms; for tests. @default Date.now */
   clock?: () => number;
+  /**
+   * Called with the harness's event for each approval, denial and resolution made on the page, as `createHarness`'s
+   * `onEvent` is; `tracedEvents()` from `idemkey/otel` counts the resolutions.
+   * @default none
+   */
+  onEvent?: HarnessOptions["onEvent"];
 }
 
 export interface ResolvedInspectorOptions {
@@ -79,6 +86,7 @@ export interface ResolvedInspectorOptions {
   label: string;
   retentionMs: number;
   clock: () => number;
+  onEvent: HarnessOptions["onEvent"];
 }
 
 export function resolveInspectorOptions(options: InspectorOptions): ResolvedInspectorOptions {
@@ -118,6 +126,7 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
       min: 1,
     }),
     clock: options.clock ?? Date.now,
+    onEvent: options.onEvent,
   };
 }
 

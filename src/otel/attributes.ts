@@ -24,7 +24,9 @@ export const Attr = {
   reconcileOutcome: "idemkey.reconcile_outcome",
   /** The SHA-256 (hex) of the key, in place of `idemkey.key` where keys are to be logged as hashes only. */
   keyHash: "idemkey.key_sha256",
-  /** Who decided (the reconciler's `id`). */
+  /** How an unknown outcome was resolved: `result` or `retry` (by a person), `reconcile` or `late_completion`. */
+  resolvedHow: "idemkey.resolved_how",
+  /** Who decided (the reconciler's `id`, or the person named in `harness.resolve`'s `by`). */
   by: "idemkey.by",
   /** Why `mcpDedupe` refused a call (one of `Refusal` from `idemkey/mcp`). */
   refusal: "idemkey.refusal",
@@ -53,6 +55,9 @@ export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
 /** The W3C baggage entry that carries the key to what the tool calls, so the owner's spans can name it too. */
 export const KEY_BAGGAGE = "idemkey.key";
+
+/** The baggage entry that carries the key's SHA-256 in its place when `hashKeys` is set. */
+export const KEY_HASH_BAGGAGE = "idemkey.key_sha256";
 
 /** The instrumentation scope of the tracer and the meter. */
 export const SCOPE = "idemkey";

@@ -1,17 +1,22 @@
 import type { Attributes, Context, Span } from "@opentelemetry/api";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
+import { isIdempotencyConflictError } from "../errors/guards.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { createHarness } from "../harness/create-harness.js";
 import { defineTool, isTool } from "../harness/define-tool.js";
 import type { HarnessOptions } from "../harness/options.js";
 import type { CallOptions, CallOutcome, Harness, HarnessEvent, Tool } from "../harness/types.js";
+import { sha256Hex } from "../key/idempotency-key.js";
 import { context, createContextKey, propagation, SpanKind, SpanStatusCode } from "./api.js";
-import { Attr, KEY_BAGGAGE, Outcome } from "./attributes.js";
+import { Attr, KEY_BAGGAGE, KEY_HASH_BAGGAGE, Outcome } from "./attributes.js";
+import { resolvedOutsideCall } from "./events.js";
 import { type Instruments, instruments, type TelemetryOptions } from "./instruments.js";
 
 /** What one traced call learns from the harness's events, found through the call's own context. */
 interface CallState {
   span: Span;
+  /** The call's key, once an event named it: what `hashKeys` scrubs from error messages. */
+  key: string | undefined;
   executed: boolean;
   replayed: boolean;
   waited: boolean;
@@ -26,7 +31,11 @@ const CALL = createContextKey("idemkey call");
  * `idemkey.effect`, a child of the span active where `call` was made. The tool runs inside that span, with the key in
  * the W3C baggage (`idemkey.key`), so a propagator sends it on with the request to the owner. The harness's events
  * become span events and counters (`idemkey.calls`, `idemkey.replays`, `idemkey.takeovers`, `idemkey.waits`,
- * `idemkey.outcome_unknown`). An `onEvent` in the options is still called.
+ * `idemkey.outcome_unknown`, `idemkey.conflicts` for a call that ended in `IdempotencyConflictError`,
+ * `idemkey.resolutions` for an unknown outcome resolved). `harness.resolve` (a person, or the inspector acting for
+ * one) is a span of its own, `resolve <tool>`, counted in `idemkey.resolutions` with `idemkey.resolved_how` `result`
+ * or `retry`. With `hashKeys`, the key is written as its SHA-256 everywhere, the baggage included. An `onEvent` in
+ * the options is still called.
  *
  * It is built on the harness's public `onEvent` hook and wraps `call`; nothing in `idemkey` itself knows about it,
  * so an application that does not import `idemkey/otel` pays nothing.
@@ -45,6 +54,7 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
     onEvent(event) {
       const state = context.active().getValue(CALL) as CallState | undefined;
       if (state !== undefined) observe(meters, state, event);
+      else if (event.type === "resolved") resolvedOutsideCall(meters, event);
       own?.(event);
     },
   });
@@ -60,7 +70,7 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
     if (!isTool(tool as unknown)) return harness.callWithOutcome(taskId, tool, args, callOptions);
     let run = traced.get(tool) as Tool<A, R> | undefined;
     if (run === undefined) {
-      run = withKeyInBaggage<A, R>(tool);
+      run = withKeyInBaggage<A, R>(tool, meters.keys.hashed);
       traced.set(tool, run as Tool<unknown, unknown>);
     }
     const inner = run;
@@ -72,7 +82,14 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
     };
     const span = meters.startSpan(`execute_tool ${tool.name}`, { kind: SpanKind.INTERNAL, attributes });
     return meters.withSpan(span, async () => {
-      const state: CallState = { span, executed: false, replayed: false, waited: false, takenOver: false };
+      const state: CallState = {
+        span,
+        key: undefined,
+        executed: false,
+        replayed: false,
+        waited: false,
+        takenOver: false,
+      };
       const scoped: Context = context.active().setValue(CALL, state);
       try {
         const outcome = await context.with(scoped, () =>
@@ -87,12 +104,15 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
             : error instanceof ApprovalDeniedError
               ? Outcome.denied
               : Outcome.failed;
+        const keys = [state.key];
         if (error instanceof OutcomeUnknownError || error instanceof ApprovalDeniedError) {
-          span.setAttribute(Attr.key, error.key);
+          span.setAttributes(meters.keys.attributes(error.key));
+          keys.push(error.key);
         }
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        span.recordException(meters.keys.exception(error, keys));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: meters.keys.scrub(String(error), keys) });
         finish(meters, state, tool.name, outcome);
+        if (isIdempotencyConflictError(error)) meters.conflicts.add(1, { [Attr.toolName]: tool.name });
         throw error;
       } finally {
         span.end();
@@ -112,14 +132,17 @@ export function tracedHarness(options?: HarnessOptions, telemetry?: TelemetryOpt
   return { ...harness, call, callWithOutcome };
 }
 
-/** The same tool, whose `run` sees the key in the active context's baggage. */
-function withKeyInBaggage<A, R>(tool: Tool<A, R>): Tool<A, R> {
+/** The same tool, whose `run` sees the key (or with `hashKeys`, its hash) in the active context's baggage. */
+function withKeyInBaggage<A, R>(tool: Tool<A, R>, hashed: boolean): Tool<A, R> {
   return defineTool({
     ...tool,
     run(args, ctx) {
       const active = context.active();
-      const baggage = (propagation.getBaggage(active) ?? propagation.createBaggage()).setEntry(KEY_BAGGAGE, {
-        value: ctx.idempotencyKey,
+      const entry = hashed
+        ? ([KEY_HASH_BAGGAGE, sha256Hex(ctx.idempotencyKey)] as const)
+        : ([KEY_BAGGAGE, ctx.idempotencyKey] as const);
+      const baggage = (propagation.getBaggage(active) ?? propagation.createBaggage()).setEntry(entry[0], {
+        value: entry[1],
       });
       return context.with(propagation.setBaggage(active, baggage), () => tool.run(args, ctx));
     },
@@ -129,7 +152,8 @@ function withKeyInBaggage<A, R>(tool: Tool<A, R>): Tool<A, R> {
 function observe(meters: Instruments, state: CallState, event: HarnessEvent): void {
   const { span } = state;
   const tool = { [Attr.toolName]: event.tool };
-  span.setAttribute(Attr.key, event.key);
+  state.key = event.key;
+  span.setAttributes(meters.keys.attributes(event.key));
   span.setAttribute(Attr.attempt, event.attempt);
   const attributes: Attributes = { [Attr.attempt]: event.attempt };
   switch (event.type) {
@@ -156,11 +180,15 @@ function observe(meters: Instruments, state: CallState, event: HarnessEvent): vo
       break;
     case "retried":
       attributes["idemkey.delay_ms"] = event.delayMs;
-      attributes["exception.message"] = String(event.error);
+      attributes["exception.message"] = meters.keys.scrub(String(event.error), [event.key]);
       break;
     case "outcome_unknown":
     case "failed":
-      attributes["exception.message"] = String(event.error);
+      attributes["exception.message"] = meters.keys.scrub(String(event.error), [event.key]);
+      break;
+    case "resolved":
+      attributes[Attr.resolvedHow] = event.how;
+      meters.resolutions.add(1, { ...tool, [Attr.resolvedHow]: event.how });
       break;
   }
   span.addEvent(`idemkey.${event.type}`, attributes);

@@ -3,13 +3,16 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { SpanKind, SpanStatusCode } from "./api.js";
 import { Attr, Outcome } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
+import { countRefusal, ownerRefusal } from "./owner-refusal.js";
 
 /**
  * `idempotency()` from `idemkey/hono`, traced: each request it sees is a span named `idempotency <METHOD>`, a child of
  * the request's span, with the `Idempotency-Key` (`idemkey.key`), the status, and `idemkey.outcome`: `executed` when
  * the handler ran, `replayed` when the saved response was sent (`Idempotent-Replayed: true`), `refused` when the
  * middleware answered without running the handler (a key in flight, reused, missing or invalid, an unknown outcome,
- * the store unavailable: the status says which). `purge()` and other properties of the middleware are kept.
+ * the store unavailable: the status says which, and `idemkey.refusal` names the last four). Counted in `idemkey.calls`,
+ * `idemkey.replays`, `idemkey.conflicts` (key reused), `idemkey.in_flight` and `idemkey.outcome_unknown`. With
+ * `hashKeys`, the key is written as its SHA-256. `purge()` and other properties of the middleware are kept.
  *
  * @example app.post("/charges", tracedHono(idempotency({ store, scope: (c) => c.get("accountId") })), createCharge)
  */
@@ -20,7 +23,7 @@ export function tracedHono<M extends MiddlewareHandler>(middleware: M, telemetry
   async function traced(c: Context, next: Next) {
     const attributes: Attributes = { "http.request.method": c.req.method };
     const key = c.req.header("idempotency-key");
-    if (key !== undefined) attributes[Attr.key] = key;
+    if (key !== undefined) Object.assign(attributes, meters.keys.attributes(key));
     const span = meters.startSpan(`idempotency ${c.req.method}`, { kind: SpanKind.INTERNAL, attributes });
     return meters.withSpan(span, async () => {
       let ran = false;
@@ -40,10 +43,15 @@ export function tracedHono<M extends MiddlewareHandler>(middleware: M, telemetry
         if (response.status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         meters.calls.add(1, { [Attr.outcome]: outcome });
         if (outcome === Outcome.replayed) meters.replays.add(1);
+        if (outcome === Outcome.refused) {
+          const refusal = ownerRefusal(response.status, response.headers.get("x-should-retry"));
+          if (refusal !== undefined) span.setAttribute(Attr.refusal, refusal);
+          countRefusal(meters, refusal, {});
+        }
         return answer;
       } catch (error) {
-        span.recordException(error instanceof Error ? error : String(error));
-        span.setStatus({ code: SpanStatusCode.ERROR, message: String(error) });
+        span.recordException(meters.keys.exception(error, [key]));
+        span.setStatus({ code: SpanStatusCode.ERROR, message: meters.keys.scrub(String(error), [key]) });
         span.setAttribute(Attr.outcome, Outcome.failed);
         throw error;
       } finally {

@@ -1,4 +1,5 @@
 export { Attr, KEY_BAGGAGE, Outcome } from "./attributes.js";
+export { tracedEvents } from "./events.js";
 export { tracedExpress } from "./express.js";
 export { tracedHarness } from "./harness.js";
 export { tracedHono } from "./hono.js";

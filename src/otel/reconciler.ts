@@ -1,5 +1,4 @@
 import type { Attributes } from "@opentelemetry/api";
-import { sha256Hex } from "../key/idempotency-key.js";
 import { createReconciler, type Reconciler } from "../reconciler/create-reconciler.js";
 import type { ReconcilerEvent } from "../reconciler/events.js";
 import type { ReconcilerOptions } from "../reconciler/options.js";
@@ -7,14 +6,8 @@ import { SpanKind, SpanStatusCode } from "./api.js";
 import { Attr } from "./attributes.js";
 import { instruments, type TelemetryOptions } from "./instruments.js";
 
-export interface ReconcilerTelemetryOptions extends TelemetryOptions {
-  /**
-   * Writes each key as its SHA-256 (`idemkey.key_sha256`) instead of as itself (`idemkey.key`), for a trace backend
-   * that must not hold keys: a key found in the ledger still matches its hash, which tells nothing about the call.
-   * @default false
-   */
-  hashKeys?: boolean;
-}
+/** The telemetry options every bridge takes; `hashKeys` among them. */
+export type ReconcilerTelemetryOptions = TelemetryOptions;
 
 /**
  * `createReconciler`, observed: each record it looks at is counted in `idemkey.reconciler.decisions` (by
@@ -29,10 +22,6 @@ export function tracedReconciler(
   telemetry?: ReconcilerTelemetryOptions,
 ): Reconciler {
   if (typeof options !== "object" || options === null) throw new TypeError("options must be an object");
-  const hashKeys = telemetry?.hashKeys ?? false;
-  if (typeof hashKeys !== "boolean") {
-    throw new TypeError(`telemetry.hashKeys must be a boolean, got ${typeof hashKeys}`);
-  }
   const meters = instruments(telemetry);
   const own = options.onEvent;
   return createReconciler({
@@ -51,14 +40,16 @@ export function tracedReconciler(
     if (tool !== undefined) counted[Attr.toolName] = tool;
     meters.reconciled.add(1, counted);
     const attributes: Attributes = { ...counted };
-    if (hashKeys) attributes[Attr.keyHash] = sha256Hex(event.key);
-    else attributes[Attr.key] = event.key;
+    Object.assign(attributes, meters.keys.attributes(event.key));
     if ("by" in event) attributes[Attr.by] = event.by;
     if ("taskId" in event) attributes[Attr.taskId] = event.taskId;
     const span = meters.startSpan(`reconcile ${tool ?? "record"}`, { kind: SpanKind.INTERNAL, attributes });
     if (event.type === "failed") {
-      span.recordException(event.error instanceof Error ? event.error : String(event.error));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: String(event.error) });
+      span.recordException(meters.keys.exception(event.error, [event.key]));
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: meters.keys.scrub(String(event.error), [event.key]),
+      });
     }
     span.end();
   }
