@@ -19,7 +19,9 @@ export type Fingerprint =
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const encoder = new TextEncoder();
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM spelled out (its default) because @cloudflare/workers-types, which miniflare's types bring into the
+// program, declares it required.
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * What a key is claimed for: lowercase hex SHA-256 over the method, the request target (path and query) and the
