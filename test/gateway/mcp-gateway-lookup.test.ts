@@ -56,11 +56,11 @@ async function start(store: Store, memory: string, scope: string, drop: Drop = {
   });
   const upstreamCalls: string[] = [];
   const send = upstream.send.bind(upstream);
-  upstream.send = (message, options) => {
+  upstream.send = (message: JSONRPCMessage) => {
     if ("method" in message && message.method === "tools/call") {
       upstreamCalls.push(String((message.params as { name: string }).name));
     }
-    return send(message, options);
+    return send(message);
   };
   const [clientSide, gatewaySide] = InMemoryTransport.createLinkedPair();
   const toGateway = clientSide.send.bind(clientSide);

@@ -224,10 +224,10 @@ describe("a reconciler with mcpLookupReconcile", () => {
     // "lost-reply": the server runs it and its answer is lost; "lost-request": the call never reaches the server.
     const agent = await connect(s.server, "acct-a", {
       request: (m) => {
-        if ("method" in m && isCall(m, "lost-reply") && "id" in m) replies.add(m.id);
+        if (isCall(m, "lost-reply") && "id" in m && m.id !== undefined) replies.add(m.id);
         return isCall(m, "lost-request");
       },
-      reply: (m) => "id" in m && !("method" in m) && replies.has(m.id),
+      reply: (m) => "id" in m && !("method" in m) && m.id !== undefined && replies.has(m.id),
     });
     const harness = createHarness({ store, retry: { retries: 0 } });
     const transfer = mcpTool(agent, { name: "transfer", effect: "unguarded", timeoutMs: 200 });
