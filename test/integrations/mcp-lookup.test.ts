@@ -212,6 +212,42 @@ describe("MCP key lookups through mcpDedupe, over the SDK's in-memory transport"
   });
 });
 
+describe("a lookup the store cannot answer", () => {
+  it("is refused as unavailable, told to onError with phase lookup, and runs nothing", async () => {
+    const store = memoryStore();
+    const broken: Store = {
+      ...store,
+      get: async () => {
+        throw new Error("store down");
+      },
+    };
+    const events: { phase: string; key: string }[] = [];
+    let runs = 0;
+    const s = new McpServer({ name: "bank", version: "1.0.0" });
+    const idempotent = mcpDedupe({
+      store: broken,
+      onError: (e) => events.push({ phase: e.phase, key: e.key }),
+    });
+    s.registerTool(
+      "transfer",
+      { inputSchema: { to: z.string(), cents: z.number() } },
+      idempotent("transfer", async () => {
+        runs++;
+        return { content: [{ type: "text", text: "sent" }] };
+      }),
+    );
+    const client = await connect(s, "acct-a");
+    const answer = await client.callTool(keyed("transfer", KEY, { [LOOKUP_META]: true }));
+    expect(answer._meta?.[REFUSAL_META]).toBe("unavailable");
+    expect(events).toEqual([{ phase: "lookup", key: KEY }]);
+    await expect(mcpLookupReconcile(client, { name: "transfer" })(ARGS, ctx(KEY))).rejects.toThrow(
+      /unavailable/,
+    );
+    expect(runs).toBe(0);
+    await client.close();
+  });
+});
+
 describe("a reconciler with mcpLookupReconcile", () => {
   it("resolves the unknown outcomes of an unguarded MCP tool whose answers were lost; no effect repeats", async () => {
     const store = memoryStore();
