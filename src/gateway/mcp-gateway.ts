@@ -9,6 +9,7 @@ import {
 } from "../mcp/meta.js";
 import { dedupeCall } from "../mcp/server/dedupe-call.js";
 import { InvalidIdempotencyKeyError } from "../mcp/server/invalid-key-error.js";
+import { isLookup, lookupResult } from "../mcp/server/lookup-call.js";
 import { idempotencyKeyOf } from "../mcp/server/read-key.js";
 import { describeThrown } from "../options/describe.js";
 import { type JsonRpcMessage, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
@@ -36,7 +37,8 @@ type Reply = Pick<JsonRpcMessage, "result" | "error">;
  * `key_reused`; an upstream that dies (or does not answer within `callTimeoutMs`) while a call runs leaves the key
  * `outcome_unknown`, and the call is never sent upstream again. Whatever the upstream answered, error results and
  * JSON-RPC errors included, is recorded, except an error result marked `"dev.idemkey/no-effect": true`, which
- * releases the key. The wire format is in docs/gateway.md.
+ * releases the key. A `tools/call` whose `_meta` also says `"dev.idemkey/lookup": true` is answered from the record
+ * of its key and never forwarded upstream, as `mcpDedupe` answers it. The wire format is in docs/gateway.md.
  *
  * @example
  * const gateway = mcpGateway({
@@ -109,7 +111,7 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     return answer;
   }
 
-  async function keyedCall(message: JsonRpcMessage, key: string): Promise<JsonRpcMessage> {
+  async function keyedCall(message: JsonRpcMessage, key: string, lookup: boolean): Promise<JsonRpcMessage> {
     const params = message.params ?? {};
     const tool = String(params.name);
     const outcome = await dedupeCall<Reply>({
@@ -132,9 +134,12 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
       waitMs: o.waitMs,
       pollMs: Math.min(250, Math.max(10, o.waitMs / 20)),
       onError: o.onError,
+      lookup,
     });
     const id = message.id as string | number;
     switch (outcome.kind) {
+      case "looked_up":
+        return { jsonrpc: "2.0", id, result: lookupResult(outcome.found) };
       case "ran":
         return { jsonrpc: "2.0", id, ...outcome.result };
       case "no_effect":
@@ -183,16 +188,24 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
   function fromClient(message: JsonRpcMessage) {
     if (message.method === "tools/call" && message.id !== undefined) {
       let key: string | undefined;
+      let lookup: boolean;
       try {
         key = keyOf(message);
+        lookup = isLookup(message.params?._meta as { [name: string]: unknown } | undefined);
       } catch (error) {
         if (!(error instanceof InvalidIdempotencyKeyError)) throw error;
         void toClient(refusal(message.id, Refusal.keyInvalid, error.message));
         return;
       }
+      if (lookup && key === undefined) {
+        // A lookup is answered here or refused, never forwarded: the upstream would run it as a call.
+        const text = `A lookup of "${String(message.params?.name)}" needs the idempotency key in _meta.`;
+        void toClient(refusal(message.id, Refusal.keyMissing, text));
+        return;
+      }
       if (key !== undefined) {
         const id = message.id;
-        const done = keyedCall(message, key)
+        const done = keyedCall(message, key, lookup)
           .then(toClient, (error: unknown) =>
             toClient({ jsonrpc: "2.0", id, error: { code: UPSTREAM_GONE_CODE, message: String(error) } }),
           )

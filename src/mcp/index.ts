@@ -15,8 +15,18 @@ export {
   type McpToolsOptions,
   mcpTools,
 } from "./client/list-tools.js";
+export { type McpLookupReconcileOptions, mcpLookupReconcile } from "./client/lookup-reconcile.js";
 export { isMcpToolError, McpToolError, type McpToolErrorOptions } from "./client/tool-error.js";
-export { IDEMPOTENCY_KEY_META, NO_EFFECT_META, REFUSAL_META, REPLAYED_META, Refusal } from "./meta.js";
+export {
+  IDEMPOTENCY_KEY_META,
+  LOOKUP_META,
+  LOOKUP_STATE_META,
+  LookupState,
+  NO_EFFECT_META,
+  REFUSAL_META,
+  REPLAYED_META,
+  Refusal,
+} from "./meta.js";
 export { type McpDedupe, mcpDedupe } from "./server/dedupe.js";
 export type { McpDedupeOptions, McpErrorEvent, McpHandlerExtra } from "./server/dedupe-options.js";
 export { InvalidIdempotencyKeyError } from "./server/invalid-key-error.js";

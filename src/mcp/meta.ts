@@ -44,6 +44,35 @@ export const RETRY_AFTER_META = "dev.idemkey/retry-after-ms";
  */
 export const JSONRPC_ERROR_SAVED = "dev.idemkey/jsonrpc-error";
 
+/**
+ * Set to `true` in a `tools/call` request's `_meta`, beside the idempotency key, to ask instead of run: "did the call
+ * with this key happen?". `mcpDedupe` and the MCP gateway answer it from their record of the key in the caller's own
+ * scope and never run the tool (the gateway never forwards it upstream). The request is the call itself (same tool,
+ * same arguments), so that a key used for another call is refused as `key_reused`. Send it only to a server that
+ * dedupes with idemkey: any other server runs it as a plain call. `mcpLookupReconcile` sends it.
+ */
+export const LOOKUP_META = "dev.idemkey/lookup";
+
+/**
+ * Set in the `_meta` of the answer to a lookup (`"dev.idemkey/lookup": true`); the value is one of `LookupState`.
+ * For `completed` the answer is the recorded result itself (also marked `"dev.idemkey/replayed": true`); for the
+ * others it is an error result with a sentence, so that no output schema applies to it.
+ */
+export const LOOKUP_STATE_META = "dev.idemkey/lookup-state";
+
+/** What a lookup found of a key, in the caller's own scope. */
+export const LookupState = {
+  /** The call ran and its result was recorded: the answer is that result. */
+  completed: "completed",
+  /** A call with the key is running now. */
+  inFlight: "in_flight",
+  /** A call with the key was interrupted or threw: the server cannot tell whether it took effect either. */
+  outcomeUnknown: "outcome_unknown",
+  /** No record of the key in the caller's scope: it never ran here (or its record expired). Another caller's key reads so too. */
+  unknown: "unknown",
+} as const;
+export type LookupState = (typeof LookupState)[keyof typeof LookupState];
+
 /** Why `mcpDedupe` refused a tool call. The tool did not run in any of these cases. */
 export const Refusal = {
   /** The key in `_meta` is not a string of 1 to 255 visible ASCII characters without `"`, `,` or `\`. */

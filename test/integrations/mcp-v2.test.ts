@@ -14,7 +14,14 @@ import {
   memoryStore,
   OutcomeUnknownError,
 } from "../../src/index.js";
-import { IDEMPOTENCY_KEY_META, McpToolError, mcpTool, mcpTools, REPLAYED_META } from "../../src/mcp/index.js";
+import {
+  IDEMPOTENCY_KEY_META,
+  McpToolError,
+  mcpLookupReconcile,
+  mcpTool,
+  mcpTools,
+  REPLAYED_META,
+} from "../../src/mcp/index.js";
 import { readEffects } from "./fixtures/mcp-server.js";
 import { issueServerV2 } from "./fixtures/mcp-server-v2.js";
 
@@ -187,5 +194,37 @@ describe("the v2 SDK over stdio, with the server in a child process", () => {
     ]);
     expect(again._meta?.[REPLAYED_META]).toBe(true);
     expect(again.structuredContent).toEqual(first.structuredContent);
+  });
+});
+
+describe("MCP key lookups on the v2 SDK, in memory", () => {
+  it("mcpLookupReconcile with a v2 client asks a v2 server's mcpDedupe: done, then not done; nothing runs", async () => {
+    const file = effectsFile();
+    const { client } = await connect(issueServerV2(memoryStore(), file));
+    const ran = await createHarness().call(
+      "job-v2",
+      mcpTool(client, { name: "create_issue", effect: "keyed" }),
+      ARGS,
+    );
+    expect(readEffects(file)).toHaveLength(1);
+    const reconcile = mcpLookupReconcile(client, { name: "create_issue" });
+    const ctx = (key: string) => ({
+      idempotencyKey: key,
+      taskId: "job-v2",
+      tool: "create_issue",
+      attempt: 1,
+      signal: new AbortController().signal,
+    });
+    expect(await reconcile(ARGS, ctx(idempotencyKey("job-v2", "create_issue", ARGS)))).toEqual({
+      status: "done",
+      result: { content: ran.content, structuredContent: ran.structuredContent },
+      evidence: { lookup: "completed" },
+    });
+    expect(await reconcile(ARGS, ctx(idempotencyKey("job-v3", "create_issue", ARGS)))).toEqual({
+      status: "not_done",
+      evidence: { lookup: "unknown" },
+    });
+    expect(readEffects(file)).toHaveLength(1);
+    await client.close();
   });
 });

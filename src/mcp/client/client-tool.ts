@@ -6,24 +6,10 @@ import type { Tool, ToolContext, ToolDefinition } from "../../harness/types.js";
 import { checkNumber } from "../../options/number-option.js";
 import { IDEMPOTENCY_KEY_META, NO_EFFECT_META, REFUSAL_META, Refusal } from "../meta.js";
 import type { McpCallToolResult } from "../types.js";
+import { callSender, type McpCallClient } from "./send-call.js";
 import { McpToolError, resultText } from "./tool-error.js";
 
-/** A `tools/call` request's params, as `mcpTool` sends them. */
-export interface McpCallParams {
-  name: string;
-  arguments?: { [name: string]: unknown };
-  _meta?: { [name: string]: unknown };
-}
-
-/**
- * The one method of an MCP `Client` that `mcpTool` uses: a connected `Client` of either SDK line fits. v1
- * (`@modelcontextprotocol/sdk`) takes `callTool(params, resultSchema, options)`, v2 (`@modelcontextprotocol/client`)
- * `callTool(params, options)`; a v2 client is told apart by its `getNegotiatedProtocolVersion` method.
- */
-export interface McpCallClient {
-  // biome-ignore lint/suspicious/noExplicitAny: the two SDK lines' second parameters differ; either is accepted.
-  callTool(params: McpCallParams, ...rest: any[]): Promise<unknown>;
-}
+export type { McpCallClient, McpCallParams } from "./send-call.js";
 
 /** The arguments of an MCP tool call: a JSON object, sent to the server as they are. */
 export type McpArguments = { [name: string]: unknown };
@@ -95,29 +81,23 @@ export function mcpTool<A extends McpArguments = McpArguments>(
     throw new TypeError(`options.keyName must be a non-empty string, got ${typeof keyName}`);
   }
   if (timeoutMs !== undefined) checkNumber("options.timeoutMs", timeoutMs, { exclusive: true });
-  const v2 =
-    typeof (client as { getNegotiatedProtocolVersion?: unknown }).getNegotiatedProtocolVersion === "function";
+  const send = callSender(client);
   return defineTool<A, McpCallToolResult>({
     ...rest,
     name: keyName,
-    run: (args, ctx) => callOnce(client, v2, name, args, ctx, timeoutMs),
+    run: (args, ctx) => callOnce(send, name, args, ctx, timeoutMs),
   });
 }
 
 async function callOnce(
-  client: McpCallClient,
-  v2: boolean,
+  send: ReturnType<typeof callSender>,
   name: string,
   args: McpArguments,
   ctx: ToolContext,
   timeoutMs: number | undefined,
 ): Promise<McpCallToolResult> {
   const params = { name, arguments: args, _meta: { [IDEMPOTENCY_KEY_META]: ctx.idempotencyKey } };
-  const options =
-    timeoutMs === undefined ? { signal: ctx.signal } : { signal: ctx.signal, timeout: timeoutMs };
-  const result = (
-    v2 ? await client.callTool(params, options) : await client.callTool(params, undefined, options)
-  ) as McpCallToolResult;
+  const result = await send(params, ctx.signal, timeoutMs);
   if (result.isError !== true) return result;
   const refusal = result._meta?.[REFUSAL_META];
   const text = resultText(result);

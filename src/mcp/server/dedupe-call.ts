@@ -9,6 +9,7 @@ import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
 import type { Store } from "../../store/types.js";
 import { Refusal } from "../meta.js";
 import type { McpErrorEvent } from "./dedupe-options.js";
+import { type LookupFound, lookupFound } from "./lookup-call.js";
 
 /** One keyed tool call, as `mcpDedupe` and the MCP gateway both describe it. */
 export interface KeyedCall<R> {
@@ -37,6 +38,11 @@ export interface KeyedCall<R> {
   /** The wait between two polls while waiting. */
   pollMs: number;
   onError: (event: McpErrorEvent) => void;
+  /**
+   * Asks instead of runs (`"dev.idemkey/lookup": true`): the answer is what the record of the key says, and `run`
+   * is never called. @default false
+   */
+  lookup?: boolean;
 }
 
 /** What became of a keyed call: the tool ran, or it did not and this is why. */
@@ -48,7 +54,9 @@ export type CallOutcome<R> =
   /** The tool ran and threw an error that says it had no effect: the key was released. */
   | { readonly kind: "no_effect"; readonly error: unknown }
   /** The tool did not run (or, for `outcome_unknown` after a throw, ran once and will not again). */
-  | { readonly kind: "refused"; readonly refusal: Refusal; readonly text: string };
+  | { readonly kind: "refused"; readonly refusal: Refusal; readonly text: string }
+  /** A lookup: the tool did not run, and this is what the record of the key in the caller's scope says. */
+  | { readonly kind: "looked_up"; readonly found: LookupFound };
 
 /** The record key of a keyed MCP call: under `mcp:`, by scope and key, wherever the call was deduped. */
 export const mcpRecordKey = (scope: string, key: string) => scopedKey(StorePrefix.mcp, scope, key);
@@ -69,6 +77,18 @@ export async function dedupeCall<R>(call: KeyedCall<R>): Promise<CallOutcome<R>>
   const recordKey = call.recordKey ?? mcpRecordKey(scope, key);
   const report = (phase: McpErrorEvent["phase"], error: unknown) =>
     call.onError({ error, phase, tool, scope, key });
+  if (call.lookup === true) {
+    // The same rule as a call's, read without claiming: a lookup never takes, waits for or changes a key.
+    let record: Awaited<ReturnType<Store["get"]>>;
+    try {
+      record = await store.get(recordKey);
+    } catch (error) {
+      report("lookup", error);
+      return refused(Refusal.unavailable, UNAVAILABLE);
+    }
+    if (record !== undefined && record.fingerprint !== fingerprint) return refused(Refusal.keyReused, REUSED);
+    return { kind: "looked_up", found: lookupFound(record, Date.now()) };
+  }
   const deadline = Date.now() + call.waitMs;
   let claim: Claim;
   for (;;) {

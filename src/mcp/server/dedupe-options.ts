@@ -83,8 +83,11 @@ export interface McpDedupeOptions<Extra extends McpHandlerExtra = McpHandlerExtr
 /** A failure `mcpDedupe` could not answer with: the call's result was decided. */
 export interface McpErrorEvent {
   readonly error: unknown;
-  /** Taking the key (or recording its unknown outcome), renewing its lease, saving the result, releasing the key. */
-  readonly phase: "claim" | "renew" | "save" | "release";
+  /**
+   * Taking the key (or recording its unknown outcome), renewing its lease, saving the result, releasing the key,
+   * or reading its record for a lookup (`"dev.idemkey/lookup": true`).
+   */
+  readonly phase: "claim" | "renew" | "save" | "release" | "lookup";
   readonly tool: string;
   readonly scope: string;
   readonly key: string;

@@ -4,6 +4,7 @@ import type { McpCallToolResult } from "../types.js";
 import { dedupeCall } from "./dedupe-call.js";
 import { type McpDedupeOptions, type McpHandlerExtra, resolveOptions } from "./dedupe-options.js";
 import { InvalidIdempotencyKeyError } from "./invalid-key-error.js";
+import { isLookup, lookupResult } from "./lookup-call.js";
 import { idempotencyKeyOf } from "./read-key.js";
 
 // R is the handler's own result type (its SDK's CallToolResult), so the wrapped handler fits that SDK's registerTool.
@@ -24,6 +25,9 @@ export type McpDedupe<Extra extends McpHandlerExtra> = <A, E extends Extra, R ex
  * true` in its `_meta`); the same key with another tool or other arguments is refused (`key_reused`, which the
  * client turns into `IdempotencyConflictError`); a repeat while the first still runs is refused as in flight, to be
  * retried. Refusals are error results carrying `"dev.idemkey/refusal"` in their `_meta`; the tool does not run.
+ *
+ * A call whose `_meta` also says `"dev.idemkey/lookup": true` is a lookup: it is answered from the record of its key
+ * in the caller's scope and the tool does not run (see `LOOKUP_META`; `mcpLookupReconcile` asks it).
  *
  * What the handler answers is saved and replayed, error results included, as Stripe does (`save` overrides it). A
  * handler that throws may have acted before it threw, so its key is not released for a rerun: it is recorded as
@@ -66,13 +70,17 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
     };
     return async function idempotent(args: A, extra: E): Promise<Result<R>> {
       let key: string | undefined;
+      let lookup: boolean;
       try {
         key = idempotencyKeyOf(extra);
+        lookup = isLookup(extra?._meta ?? extra?.mcpReq?._meta);
       } catch (error) {
         if (error instanceof InvalidIdempotencyKeyError) return refuse(Refusal.keyInvalid, error.message);
         throw error;
       }
       if (key === undefined) {
+        if (lookup)
+          return refuse(Refusal.keyMissing, `A lookup of "${name}" needs the idempotency key in _meta.`);
         if (!required) return run(args, extra);
         return refuse(Refusal.keyMissing, `The tool "${name}" needs an idempotency key in _meta.`);
       }
@@ -95,8 +103,11 @@ export function mcpDedupe<Extra extends McpHandlerExtra = McpHandlerExtra>(
         waitMs: 0,
         pollMs: 0,
         onError,
+        lookup,
       });
       switch (outcome.kind) {
+        case "looked_up":
+          return lookupResult(outcome.found) as Result<R>;
         case "ran":
           return outcome.result;
         case "no_effect":
