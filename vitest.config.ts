@@ -5,6 +5,9 @@ export default defineConfig({
     // Multi-process and crash tests spawn real children; give them room on a 2-core machine.
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    // Node 22 prints an ExperimentalWarning in every worker that opens node:sqlite; a passing run is quiet on stderr.
+    // Warnings idemkey emits (IdemkeyWarning) are not of that type, and the tests that expect them catch them.
+    execArgv: ["--disable-warning=ExperimentalWarning"],
     // .ci/run reads the counts from the JSON report rather than from terminal output.
     reporters: process.env.CI
       ? ["default", ["json", { outputFile: ".tmp/vitest-report.json" }]]
