@@ -2,6 +2,7 @@ import type { McpErrorEvent } from "../mcp/server/dedupe-options.js";
 import { describeThrown } from "../options/describe.js";
 import { numberOption } from "../options/number-option.js";
 import { reporter } from "../options/report.js";
+import { checkStore } from "../options/store-option.js";
 import type { Store } from "../store/types.js";
 
 /** A JSON-RPC 2.0 message as the gateway relays it: it reads `id`, `method`, `params`, `result`, `error`. */
@@ -98,12 +99,7 @@ export function resolveGatewayOptions(options: McpGatewayOptions): ResolvedGatew
       }
     }
   }
-  const store = options.store as Partial<Store> | undefined;
-  for (const method of ["claim", "update", "delete", "get"] as const) {
-    if (typeof store?.[method] !== "function") {
-      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
-    }
-  }
+  checkStore(options.store, ["claim", "update", "delete", "get"]);
   const scope = options.scope ?? "";
   if (typeof scope !== "string") throw new TypeError("options.scope must be a string");
   const deriveKeys = options.deriveKeys;

@@ -1,6 +1,7 @@
 import { checkSecret } from "../key/idempotency-key.js";
 import { numberOption } from "../options/number-option.js";
 import { renamedOption } from "../options/renamed.js";
+import { checkStore } from "../options/store-option.js";
 import { memoryStore } from "../store/memory.js";
 import type { Store } from "../store/types.js";
 import { checkLedgerVersion } from "./ledger.js";
@@ -148,12 +149,7 @@ export function resolveOptions(options: HarnessOptions = {}): Resolved {
     keySecret: checkSecret(options.keySecret, "options.keySecret"),
     modelTexts: resolveModelTexts(options.modelTexts),
   };
-  const store = resolved.store as Partial<Store>;
-  for (const method of ["claim", "get", "update", "delete", "list", "purge"] as const) {
-    if (typeof store[method] !== "function") {
-      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
-    }
-  }
+  checkStore(resolved.store, ["claim", "get", "update", "delete", "list", "purge"]);
   if (resolved.waitMaxDelayMs < resolved.waitMinDelayMs) {
     throw new TypeError("options.wait.maxDelayMs must not be less than options.wait.minDelayMs");
   }

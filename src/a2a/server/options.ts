@@ -3,6 +3,7 @@ import type { McpErrorEvent } from "../../mcp/server/dedupe-options.js";
 import { describeThrown } from "../../options/describe.js";
 import { numberOption } from "../../options/number-option.js";
 import { reporter } from "../../options/report.js";
+import { checkStore } from "../../options/store-option.js";
 import type { Store } from "../../store/types.js";
 
 /** A failure once an execution's answer was decided; `tool` is always `"a2a message"`. */
@@ -82,12 +83,7 @@ export function resolveExecutorOptions(options: IdempotentExecutorOptions): Reso
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
   }
-  const store = options.store as Partial<Store> | undefined;
-  for (const method of ["claim", "update", "delete"] as const) {
-    if (typeof store?.[method] !== "function") {
-      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
-    }
-  }
+  checkStore(options.store, ["claim", "update", "delete"]);
   if (options.scope !== undefined && typeof options.scope !== "function") {
     throw new TypeError("options.scope must be a function");
   }

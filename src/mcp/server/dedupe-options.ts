@@ -1,6 +1,7 @@
 import { describeThrown } from "../../options/describe.js";
 import { numberOption } from "../../options/number-option.js";
 import { reporter } from "../../options/report.js";
+import { checkStore } from "../../options/store-option.js";
 import type { Store } from "../../store/types.js";
 import type { McpCallToolResult as CallToolResult } from "../types.js";
 
@@ -110,12 +111,7 @@ export function resolveOptions<Extra extends McpHandlerExtra>(
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`options must be an object, got ${options === null ? "null" : typeof options}`);
   }
-  const store = options.store as Partial<Store> | undefined;
-  for (const method of ["claim", "update", "delete"] as const) {
-    if (typeof store?.[method] !== "function") {
-      throw new TypeError(`options.store must implement the Store contract; it has no ${method}() method`);
-    }
-  }
+  checkStore(options.store, ["claim", "update", "delete"]);
   const resolved: Resolved<Extra> = {
     store: options.store,
     scope: options.scope ?? ((extra) => (extra.authInfo ?? extra.http?.authInfo)?.clientId ?? ""),
