@@ -4,8 +4,8 @@ import { LedgerStateError } from "../errors/ledger-state-error.js";
 import { StoreError } from "../errors/store-error.js";
 import { createHarness } from "../harness/create-harness.js";
 import { PREFIX } from "../harness/ledger.js";
-import type { RecordState } from "../store/types.js";
 import { checkHost, checkSameOrigin, checkToken, TOKEN_HEADER } from "./guard.js";
+import { int, readListQuery } from "./list-query.js";
 import { checkName, type InspectorOptions, resolveInspectorOptions } from "./options.js";
 import { type KeyKind, listKeys } from "./owner-keys.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page/index.js";
@@ -101,46 +101,28 @@ export function createInspector(options: InspectorOptions): Inspector {
     }
     if (path === "/api/counts") return sendJson(res, counts(await scan.latest(FRESH_MS)));
     if (path === "/api/calls") {
-      const state = q.get("state") || undefined;
-      if (state !== undefined && !STATES.includes(state as RecordState)) {
-        return sendProblem(res, Problem.badRequest, `state must be one of ${STATES.join(", ")}`, {
-          param: "state",
-        });
-      }
-      const offset = int(q.get("offset"), 0, 0, Number.MAX_SAFE_INTEGER);
-      const limit = int(q.get("limit"), 50, 1, 500);
-      if (offset === undefined || limit === undefined) {
-        const param = offset === undefined ? "offset" : "limit";
-        return sendProblem(res, Problem.badRequest, `${param} must be a whole number in range`, { param });
-      }
+      const list = readListQuery(q);
+      if ("param" in list) return sendProblem(res, Problem.badRequest, list.detail, { param: list.param });
+      const { state, offset, limit } = list;
       const filter = {
         ...(q.get("task") ? { task: q.get("task")! } : {}),
         ...(q.get("tool") ? { tool: q.get("tool")! } : {}),
-        ...(state ? { state: state as RecordState } : {}),
+        ...(state ? { state } : {}),
       };
       return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact.text));
     }
     if (path === "/api/keys") {
       // The owner's keys (the middleware's, mcpDedupe's and the gateway's records), listed alike.
-      const state = q.get("state") || undefined;
-      if (state !== undefined && !STATES.includes(state as RecordState)) {
-        return sendProblem(res, Problem.badRequest, `state must be one of ${STATES.join(", ")}`, {
-          param: "state",
-        });
-      }
+      const list = readListQuery(q);
+      if ("param" in list) return sendProblem(res, Problem.badRequest, list.detail, { param: list.param });
+      const { state, offset, limit } = list;
       const kind = q.get("kind") || undefined;
       if (kind !== undefined && kind !== "http" && kind !== "mcp") {
         return sendProblem(res, Problem.badRequest, "kind must be http or mcp", { param: "kind" });
       }
-      const offset = int(q.get("offset"), 0, 0, Number.MAX_SAFE_INTEGER);
-      const limit = int(q.get("limit"), 50, 1, 500);
-      if (offset === undefined || limit === undefined) {
-        const param = offset === undefined ? "offset" : "limit";
-        return sendProblem(res, Problem.badRequest, `${param} must be a whole number in range`, { param });
-      }
       const filter = {
         ...(kind ? { kind: kind as KeyKind } : {}),
-        ...(state ? { state: state as RecordState } : {}),
+        ...(state ? { state } : {}),
         ...(q.has("scope") ? { scope: q.get("scope")! } : {}),
       };
       return sendJson(
@@ -274,11 +256,4 @@ function decode(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function int(text: string | null, fallback: number, min: number, max: number): number | undefined {
-  if (text === null || text === "") return fallback;
-  if (!/^\d+$/.test(text)) return undefined;
-  const n = Number(text);
-  return n >= min && n <= max ? n : undefined;
 }
