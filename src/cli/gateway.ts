@@ -4,6 +4,9 @@ import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
 import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { RunError, UsageError } from "./errors.js";
+import { openChecked } from "./open-store.js";
+import { untilStopped } from "./until-stopped.js";
+import { whole } from "./whole.js";
 
 export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>] [--derive-keys <scope>] [--wait-ms <n>]
                       [--call-timeout-ms <n>]
@@ -120,10 +123,7 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
       throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
     }
     process.stdout.write(`idemkey gateway mcp: ${served.url} -> ${target}\n`);
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    await untilStopped();
     await served.close();
     await opened.close().catch(() => {});
     return undefined;
@@ -143,8 +143,7 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   // The SDK's stdio server transport does not watch for the end of its input: a client that exits (or is killed)
   // closes our stdin, and the calls in progress finish and are recorded before the gateway exits.
   process.stdin.once("end", () => void gateway.close());
-  process.once("SIGINT", () => void gateway.close());
-  process.once("SIGTERM", () => void gateway.close());
+  void untilStopped().then(() => gateway.close());
   await gateway.closed;
   await opened.close().catch(() => {});
   return undefined;
@@ -179,15 +178,6 @@ function parse(argv: string[]) {
   });
 }
 
-function whole(flag: string, text: string | undefined, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    throw new UsageError(`${flag} must be a whole number of at least ${min}, got "${text}"`);
-  }
-  return value;
-}
-
 async function sdk() {
   try {
     const [stdio, http, server] = await Promise.all([
@@ -209,21 +199,14 @@ async function sdk() {
 
 /** Opens the `--store` URL for writing: a SQLite file that is not there yet is started, as `sqliteStore()` does. */
 async function openWritable(storeUrl: string) {
-  const { openStore, parseStoreUrl } = await import("../inspector/store-url.js");
+  const { parseStoreUrl } = await import("../inspector/store-url.js");
   const url = parseStoreUrl(storeUrl);
   // The inspector refuses a missing file (it would show an empty ledger); an empty file is an empty database.
   if ((url.kind === "sqlite" || url.kind === "node-sqlite") && url.path && !existsSync(url.path)) {
     if (!existsSync(dirname(url.path))) throw new UsageError(`--store: no directory ${dirname(url.path)}`);
     writeFileSync(url.path, "", { flag: "a" });
   }
-  const opened = await openStore(storeUrl);
-  try {
-    await opened.store.get("mcp:");
-  } catch (error) {
-    await opened.close().catch(() => {});
-    throw new RunError(`cannot read the store at ${opened.label}: ${(error as Error).message}`);
-  }
-  return opened;
+  return openChecked(storeUrl, "store", (store) => store.get("mcp:"));
 }
 
 async function httpCommand(argv: string[]): Promise<string | undefined> {
@@ -278,10 +261,7 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
   }
   process.stdout.write(`idemkey gateway http: ${gateway.url} -> ${values.upstream}\n`);
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await untilStopped();
   await gateway.close();
   await opened.close().catch(() => {});
   return undefined;

@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import { existsSync, fstatSync, readFileSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fstatSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { registerDriver, storeDrivers } from "../drivers/list.js";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
@@ -11,10 +9,13 @@ import { checkName } from "../inspector/options.js";
 import { DEFAULT_REDACT } from "../inspector/redact.js";
 import { canonicalize } from "../key/canonicalize.js";
 import { idempotencyKey } from "../key/idempotency-key.js";
-import { StorePrefix } from "../store/scoped-key.js";
 import { RunError, UsageError } from "./errors.js";
 import { GATEWAY_HELP, gatewayCommand } from "./gateway.js";
+import { importModule } from "./import-module.js";
+import { openLedger } from "./open-store.js";
 import { RECONCILE_HELP, reconcileCommand } from "./reconcile.js";
+import { untilStopped } from "./until-stopped.js";
+import { whole } from "./whole.js";
 
 /** One usage line per store driver, from the driver list: what `--store` takes, and what it needs installed. */
 const storeLines = () =>
@@ -159,14 +160,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   if (values.help) return HELP();
   if (positionals.length > 0)
     throw new UsageError(`unexpected argument "${positionals[0]}"; run idemkey --help`);
-  const maxRecordsText = values["max-records"];
-  const maxRecords = maxRecordsText === undefined ? undefined : Number(maxRecordsText);
-  if (
-    maxRecords !== undefined &&
-    (!/^\d+$/.test(maxRecordsText!) || !Number.isSafeInteger(maxRecords) || maxRecords < 1)
-  ) {
-    throw new UsageError(`--max-records must be a whole number of at least 1, got "${maxRecordsText}"`);
-  }
+  const maxRecords = whole("--max-records", values["max-records"], 1);
   if (!values.store) {
     const examples = storeDrivers().map((driver) => driver.example);
     throw new UsageError(`missing --store <url> (${examples.join(", ")})`);
@@ -193,16 +187,8 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
       throw new UsageError(`--list prints and exits; --${flag} is for serving the page`);
   }
 
-  const { openStore, parseStoreUrl, serveInspector } = await import("../inspector/index.js");
-  parseStoreUrl(values.store);
-  const opened = await openStore(values.store);
-  try {
-    // Fails here, in one line, rather than on the page: a wrong password, a server not running.
-    await opened.store.list({ prefix: StorePrefix.ledger, limit: 1 });
-  } catch (error) {
-    await opened.close().catch(() => {});
-    throw new RunError(`cannot read the ledger at ${opened.label}: ${(error as Error).message}`);
-  }
+  const { serveInspector } = await import("../inspector/index.js");
+  const opened = await openLedger(values.store);
   if (values.list) {
     const { listRecords } = await import("../inspector/list.js");
     try {
@@ -242,10 +228,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
       `  token: ${served.token} (actions need it; the page reads it from the URL's #fragment, never sent to the server)\n` +
       "  Ctrl-C stops it.\n",
   );
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await untilStopped();
   await served.close();
   await opened.close().catch(() => {});
   return undefined;
@@ -253,14 +236,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
 
 /** Imports a `--driver` module and registers its default export (or its `driver` export) as a store driver. */
 async function addDriver(spec: string): Promise<void> {
-  // A file where there is one (`drivers/kv.js` too, which Node would take for a package), else a package name.
-  const path = isAbsolute(spec) || existsSync(resolve(spec)) ? pathToFileURL(resolve(spec)).href : spec;
-  let module: { default?: unknown; driver?: unknown };
-  try {
-    module = (await import(path)) as typeof module;
-  } catch (error) {
-    throw new UsageError(`--driver ${spec}: cannot import it: ${(error as Error).message.split("\n")[0]}`);
-  }
+  const module = await importModule("--driver", spec);
   const driver = module.default ?? module.driver;
   if (typeof driver !== "object" || driver === null || !("engine" in driver)) {
     throw new UsageError(`--driver ${spec} exports no store driver (export default defineDriver({ ... }))`);

@@ -1,12 +1,12 @@
-import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
 import { isTool } from "../harness/define-tool.js";
 import type { Tool } from "../harness/types.js";
-import { StorePrefix } from "../store/scoped-key.js";
-import { RunError, UsageError } from "./errors.js";
+import { UsageError } from "./errors.js";
+import { importModule } from "./import-module.js";
+import { openLedger } from "./open-store.js";
+import { untilStopped } from "./until-stopped.js";
+import { whole } from "./whole.js";
 
 export const RECONCILE_HELP = `  idemkey reconcile --store <url> --tools <module> [--once] [--id <name>] [--concurrency <n>]
                     [--interval-ms <n>]
@@ -42,16 +42,8 @@ export async function reconcileCommand(argv: string[]): Promise<string | undefin
   if (values.id === "") throw new UsageError("--id needs a name");
   const tools = await loadTools(values.tools);
 
-  const { openStore, parseStoreUrl } = await import("../inspector/store-url.js");
-  parseStoreUrl(values.store);
   const { createReconciler } = await import("../reconciler/create-reconciler.js");
-  const opened = await openStore(values.store);
-  try {
-    await opened.store.list({ prefix: StorePrefix.ledger, limit: 1 });
-  } catch (error) {
-    await opened.close().catch(() => {});
-    throw new RunError(`cannot read the ledger at ${opened.label}: ${(error as Error).message}`);
-  }
+  const opened = await openLedger(values.store);
   const reconciler = createReconciler({
     store: opened.store,
     tools,
@@ -75,14 +67,11 @@ export async function reconcileCommand(argv: string[]): Promise<string | undefin
       return JSON.stringify({ reconciler: reconciler.id, ...report });
     }
     process.stderr.write(`idemkey reconcile: ${reconciler.id} on ${opened.label}; Ctrl-C stops it\n`);
-    await new Promise<void>((done) => {
-      reconciler.start({
-        onError: (error) =>
-          process.stderr.write(`idemkey reconcile: sweep failed: ${(error as Error).message}\n`),
-      });
-      process.once("SIGINT", done);
-      process.once("SIGTERM", done);
+    reconciler.start({
+      onError: (error) =>
+        process.stderr.write(`idemkey reconcile: sweep failed: ${(error as Error).message}\n`),
     });
+    await untilStopped();
     await reconciler.stop();
     return undefined;
   } finally {
@@ -111,14 +100,7 @@ function parse(argv: string[]) {
 
 /** The module's tools: its default export (an array or an object of tools), else its named exports. */
 async function loadTools(spec: string): Promise<Tool<never, unknown>[]> {
-  // A file where there is one, else a package name (as --driver takes them).
-  const path = isAbsolute(spec) || existsSync(resolve(spec)) ? pathToFileURL(resolve(spec)).href : spec;
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(path)) as Record<string, unknown>;
-  } catch (error) {
-    throw new UsageError(`--tools ${spec}: cannot import it: ${(error as Error).message.split("\n")[0]}`);
-  }
+  const module = await importModule("--tools", spec);
   const fallback = module.default;
   const exported =
     Array.isArray(fallback) || (typeof fallback === "object" && fallback !== null && !isTool(fallback))
@@ -132,13 +114,4 @@ async function loadTools(spec: string): Promise<Tool<never, unknown>[]> {
     );
   }
   return tools;
-}
-
-function whole(flag: string, text: string | undefined, min: number): number | undefined {
-  if (text === undefined) return undefined;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < min) {
-    throw new UsageError(`${flag} must be a whole number of at least ${min}, got "${text}"`);
-  }
-  return value;
 }
