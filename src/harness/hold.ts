@@ -235,9 +235,11 @@ async function complete<A, R>(
     );
   } else if (held.dataChanged) patch.data = encodeData(held.data, core.ledgerVersion);
   let recorded: boolean;
+  let late = false;
   try {
     // The store's write awaited here rather than through writeCompletion: one async layer fewer per call.
-    recorded = (await lease.save(patch)) !== undefined || (await lateCompletion(call, patch));
+    recorded = (await lease.save(patch)) !== undefined;
+    if (!recorded) recorded = late = await lateCompletion(call, patch);
   } catch (error) {
     // The store stayed down past the save budget: the record is left pending (locked), never released, so a later
     // call takes it over and an unguarded tool's started mark makes its outcome unknown rather than run it again.
@@ -258,6 +260,9 @@ async function complete<A, R>(
   if (call.core.onEvent !== undefined) {
     if (resolvedBy) emit(call, { type: "resolved", attempt, by: undefined, how: resolvedBy });
     else emit(call, { type: "executed", attempt, recorded, argsDiffer: held.argsDiffer });
+    // The outcome a taker marked unknown is now known: said as the ledger's audit trail says it, so that whoever
+    // counts resolutions (tracedHarness's counter) counts this one too.
+    if (late) emit(call, { type: "resolved", attempt, by: undefined, how: "late_completion" });
   }
   return parseResult(text) as R;
 }

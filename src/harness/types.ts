@@ -227,6 +227,10 @@ export type HarnessEvent =
   | (EventBase & { type: "approval_requested" })
   | (EventBase & { type: "approved"; by: string | undefined })
   | (EventBase & { type: "denied"; by: string | undefined; reason: string })
+  /**
+   * An unknown outcome became known: through `harness.resolve` (`result`, `retry`), the tool's reconcile, or this
+   * call's own attempt, given up on by a taker, recording its result after all (`late_completion`, after `executed`).
+   */
   | (EventBase & {
       type: "resolved";
       by: string | undefined;

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import {
   createHarness,
   defineTool,
+  type HarnessEvent,
   type HarnessOptions,
   memoryStore,
   OutcomeUnknownError,
@@ -403,12 +404,18 @@ describe("reconcile (unguarded)", () => {
 
 describe("a worker that stalled past its lease", () => {
   /** A harness whose lease renewals never come (its event loop stalled), sharing the store and clock. */
-  function stalled(store: Store, clock: () => number, sleep: (ms: number) => Promise<void>) {
+  function stalled(
+    store: Store,
+    clock: () => number,
+    sleep: (ms: number) => Promise<void>,
+    onEvent?: (event: HarnessEvent) => void,
+  ) {
     return createHarness({
       store,
       clock,
       sleep: (ms) => (ms === 1_000 ? never : sleep(ms)) as Promise<void>,
       leaseMs: 3_000,
+      ...(onEvent === undefined ? {} : { onEvent }),
     });
   }
 
@@ -423,12 +430,19 @@ describe("a worker that stalled past its lease", () => {
         return owner.unguarded(ctx.idempotencyKey, args);
       },
     });
-    const slow = stalled(store, time.clock, time.sleep).call("t", tool, {});
+    const heard: HarnessEvent[] = [];
+    const slow = stalled(store, time.clock, time.sleep, (event) => heard.push(event)).call("t", tool, {});
     await flush();
     stall = false;
     const { harness } = make();
     await expect(time.run(harness.call("t", tool, {}))).rejects.toBeInstanceOf(OutcomeUnknownError);
     expect(await time.run(slow)).toEqual({ id: 1 });
+    // The stalled worker's own events say that its result was recorded after all, and that it resolved the unknown
+    // outcome: the resolution counters see a late completion as they see one by a person or a reconciler.
+    expect(heard.filter((e) => e.type === "executed" || e.type === "resolved")).toEqual([
+      expect.objectContaining({ type: "executed", recorded: true }),
+      expect.objectContaining({ type: "resolved", how: "late_completion", by: undefined }),
+    ]);
     expect(await harness.call("t", tool, {})).toEqual({ id: 1 });
     expect(owner.effects).toHaveLength(1);
     const key = owner.requests[0]!.key;
