@@ -1,58 +1,12 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { startCli } from "../support/cli.js";
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { started, startHttpGateway, tempRuns, until } from "./support.js";
 
 // `idemkey gateway http` from the CLI in front of a plain Python http.server (test/fixtures/effect-server.py) that
 // appends one line to its own file per request it processes: the effects are counted there, never through idemkey.
-const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), "idemkey-http-gateway-"));
-const started: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let runs = 0;
+const runs = tempRuns("idemkey-http-gateway-");
 
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("gave up waiting");
-}
-
-async function setup() {
-  const run = join(dir, `run-${++runs}`);
-  mkdirSync(run);
-  const log = join(run, "effects.log");
-  const portFile = join(run, "port");
-  const python = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
-  started.push(python);
-  const upstream = `http://127.0.0.1:${await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"))}`;
-  const gateway = startCli([
-    "gateway",
-    "http",
-    "--store",
-    `sqlite:${join(run, "gateway.db")}`,
-    "--upstream",
-    upstream,
-    "--listen",
-    "127.0.0.1:0",
-    "--scope-header",
-    "x-api-key",
-  ]);
-  started.push(gateway);
-  let out = "";
-  gateway.stdout!.on("data", (d) => (out += d));
-  const url = await until(() => /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]);
-  const effects = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
-  return { url, effects, python };
-}
+const setup = () => startHttpGateway(runs.next(), ["--scope-header", "x-api-key"]);
 
 const post = (url: string, key: string, body: string, init: RequestInit = {}) =>
   fetch(url, {
@@ -100,8 +54,7 @@ describe("idemkey gateway http, in front of Python's http.server", () => {
   it("a client killed mid-request and retried gets the recorded answer", async () => {
     const { url, effects } = await setup();
     const script = `fetch(${JSON.stringify(`${url}/slow?ms=500`)}, { method: "POST", headers: { "idempotency-key": "k2", "x-api-key": "alice", "content-type": "application/json" }, body: '{"n":3}' })`;
-    const client = spawn(process.execPath, ["-e", script], { stdio: "ignore" });
-    started.push(client);
+    const client = started(spawn(process.execPath, ["-e", script], { stdio: "ignore" }));
     await until(() => effects().length === 1);
     client.kill("SIGKILL");
     const retry = await settled(() => post(`${url}/slow?ms=500`, "k2", '{"n":3}'));

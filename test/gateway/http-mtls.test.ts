@@ -1,23 +1,16 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runCli, startCli } from "../support/cli.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.js";
+import { startHttpGateway, tempRuns } from "./support.js";
 
 // `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
 // which counts its effects in its own file), with certificates made here by `openssl`: a CA, the gateway's
 // certificate, two clients the CA signed (alice and bob) and one it did not.
-const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-mtls-"));
-const pki = join(dir, "pki");
-const started: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const runs = tempRuns("idemkey-gateway-mtls-");
+const pki = join(runs.dir, "pki");
 
 const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: pki, stdio: "pipe" });
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
@@ -85,32 +78,8 @@ beforeAll(() => {
   certificate("mallory", "/O=acme/CN=alice", { selfSigned: true });
 });
 
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("gave up waiting");
-}
-
-async function setup(scope: "subject" | "fingerprint") {
-  const run = mkdtempSync(join(dir, "run-"));
-  const log = join(run, "effects.log");
-  const portFile = join(run, "port");
-  const python = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
-  started.push(python);
-  const upstream = `http://127.0.0.1:${await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"))}`;
-  const db = join(run, "gateway.db");
-  const gateway = startCli([
-    "gateway",
-    "http",
-    "--store",
-    `sqlite:${db}`,
-    "--upstream",
-    upstream,
-    "--listen",
-    "127.0.0.1:0",
+const setup = (scope: "subject" | "fingerprint") =>
+  startHttpGateway(runs.next(), [
     "--tls-cert",
     join(pki, "gateway.crt"),
     "--tls-key",
@@ -120,17 +89,6 @@ async function setup(scope: "subject" | "fingerprint") {
     "--scope-mtls",
     scope,
   ]);
-  started.push(gateway);
-  let out = "";
-  let err = "";
-  gateway.stdout!.on("data", (d) => (out += d));
-  gateway.stderr!.on("data", (d) => (err += d));
-  const url = await until(() => /(https:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]).catch(() => {
-    throw new Error(`the gateway did not start: ${err}`);
-  });
-  const effects = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
-  return { url, effects, db };
-}
 
 interface Answer {
   status: number;

@@ -1,7 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -9,14 +7,15 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { Hono } from "hono";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idempotency } from "../../src/hono/index.js";
 import type { KeySummary } from "../../src/inspector/owner-keys.js";
 import { IDEMPOTENCY_KEY_META, mcpDedupe } from "../../src/mcp/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { serve } from "../inspector/support.js";
-import { runCli, startCli } from "../support/cli.js";
+import { runCli } from "../support/cli.js";
+import { lines, startHttpGateway, tempRuns } from "./support.js";
 
 // The inspector lists what the gateway wrote as it lists what the owner's own middleware (or mcpDedupe) wrote: the
 // same rows (scope, key, state, tool or method and target, result) from `idemkey inspect --list` and `/api/keys`,
@@ -25,35 +24,11 @@ import { runCli, startCli } from "../support/cli.js";
 // the upstreams' own files.
 const require = createRequire(import.meta.url);
 const MEMORY = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");
-const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
 const HOP = fileURLToPath(new URL("./fixtures/hop.mjs", import.meta.url));
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const CLI = join(root, "src/cli/index.ts");
 
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-inspect-"));
-const started: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let runs = 0;
-const newRun = () => {
-  const run = join(dir, `run-${++runs}`);
-  mkdirSync(run);
-  return run;
-};
-
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("gave up waiting");
-}
-
-const lines = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+const runs = tempRuns("idemkey-gateway-inspect-");
 
 /** `idemkey inspect --store sqlite:<db> --list`, parsed: one record a line. */
 async function listed(db: string, redact = "none"): Promise<KeySummary[]> {
@@ -96,32 +71,11 @@ const post = (url: string, key: string, body: string) =>
 describe("the inspector lists the HTTP gateway's keys like the middleware's", () => {
   it("a completed key and an upstream that died mid-request, from both, list alike", async () => {
     // The gateway in front of Python's http.server.
-    const run = newRun();
-    const gatewayDb = join(run, "gateway.db");
-    const log = join(run, "effects.log");
-    const portFile = join(run, "port");
-    const python = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
-    started.push(python);
-    const upstream = `http://127.0.0.1:${await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"))}`;
-    const gateway = startCli([
-      "gateway",
-      "http",
-      "--store",
-      `sqlite:${gatewayDb}`,
-      "--upstream",
-      upstream,
-      "--listen",
-      "127.0.0.1:0",
-      "--scope-header",
-      "x-api-key",
-    ]);
-    started.push(gateway);
-    let out = "";
-    gateway.stdout!.on("data", (d) => (out += d));
-    const url = await until(() => /(http:\/\/127\.0\.0\.1:\d+)/.exec(out)?.[1]);
+    const run = runs.next();
+    const { url, effects, db: gatewayDb } = await startHttpGateway(run, ["--scope-header", "x-api-key"]);
     expect((await post(`${url}/slow`, "k-done", '{"n":1}')).status).toBe(201);
     expect((await post(`${url}/die`, "k-died", '{"n":2}')).status).toBe(502);
-    expect(lines(log)).toEqual(['{"n":1}', '{"n":2}']);
+    expect(effects()).toEqual(['{"n":1}', '{"n":2}']);
 
     // The owner's own middleware (Hono), with a handler that acts like the Python server's.
     const middlewareDb = join(run, "middleware.db");
@@ -222,7 +176,7 @@ describe("the inspector lists the MCP gateway's keys like mcpDedupe's", () => {
   it("a completed key and an upstream that died mid-call, from both, list alike", async () => {
     // The gateway in front of the published memory server: a call that completes, then one whose server dies
     // after acting (the hop kills it before it answers).
-    const run = newRun();
+    const run = runs.next();
     const gatewayDb = join(run, "gateway.db");
     const memory = join(run, "memory.jsonl");
     const gatewayLine = (upstream: string[]) => [

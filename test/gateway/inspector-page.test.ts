@@ -1,45 +1,28 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { httpGateway } from "../../src/gateway/index.js";
 import { serveInspector } from "../../src/inspector/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { chromiumFor, launchChromium } from "../support/chromium.js";
+import { effectServer, tempRuns } from "./support.js";
 
 // The inspector's page in Chromium shows the keys the HTTP gateway recorded in front of Python's http.server: a
 // completed one and one whose upstream died mid-request, as outcome unknown.
-const PYTHON_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
 const available = chromiumFor("the inspector page's owner keys test");
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-page-"));
+const runs = tempRuns("idemkey-gateway-page-");
 const cleanup: (() => unknown)[] = [];
 afterAll(async () => {
   for (const step of cleanup.reverse()) await step();
-  rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("gave up waiting");
-}
 
 describe.skipIf(!available)("the inspector page lists the gateway's keys", () => {
   it("a completed key and an unknown outcome, in the owner keys table", async () => {
-    const portFile = join(dir, "port");
-    const log = join(dir, "effects.log");
-    const python: ChildProcess = spawn("python3", [PYTHON_SERVER, portFile, log], { stdio: "ignore" });
-    cleanup.push(() => python.kill("SIGKILL"));
-    const port = await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"));
-    const store = sqliteStore(join(dir, "gateway.db"));
+    const run = runs.next();
+    const upstream = await effectServer(run);
+    const store = sqliteStore(join(run, "gateway.db"));
     cleanup.push(() => store.close());
     const gateway = await httpGateway({
-      upstream: `http://127.0.0.1:${port}`,
+      upstream: upstream.url,
       store,
       scopeHeader: "x-api-key",
     });

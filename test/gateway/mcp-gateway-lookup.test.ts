@@ -1,13 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { mcpGateway } from "../../src/gateway/index.js";
 import { createHarness, memoryStore, OutcomeUnknownError } from "../../src/index.js";
@@ -21,25 +20,14 @@ import {
 } from "../../src/mcp/index.js";
 import { createReconciler } from "../../src/reconciler/index.js";
 import type { Store } from "../../src/store/types.js";
+import { entities, tempRuns } from "./support.js";
 
 // Lookups through mcpGateway (as a library) in front of @modelcontextprotocol/server-memory, a published server
 // nobody here wrote, spawned over stdio. Effects are counted in its own file, and every tools/call that reaches it
 // is counted on the upstream transport, outside idemkey.
 const require = createRequire(import.meta.url);
 const MEMORY = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-lookup-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let runs = 0;
-
-/** Entities named `name` in the memory server's own file (one JSON object a line). */
-function entities(file: string, name: string): number {
-  if (!existsSync(file)) return 0;
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as { type: string; name: string })
-    .filter((item) => item.type === "entity" && item.name === name).length;
-}
+const runs = tempRuns("idemkey-gateway-lookup-");
 
 interface Drop {
   request?: (m: JSONRPCMessage) => boolean;
@@ -83,11 +71,7 @@ async function start(store: Store, memory: string, scope: string, drop: Drop = {
   };
 }
 
-function setup() {
-  const run = join(dir, `run-${++runs}`);
-  mkdirSync(run);
-  return join(run, "memory.jsonl");
-}
+const setup = () => join(runs.next(), "memory.jsonl");
 
 const person = (name: string) => ({ entities: [{ name, entityType: "person", observations: ["met"] }] });
 const ctx = (key: string) => ({

@@ -1,15 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import { mcpRecordKey } from "../../src/mcp/server/dedupe-call.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import { entities, tempRuns, until } from "./support.js";
 
 // Published MCP servers nobody here wrote, behind `idemkey gateway mcp` started from the CLI, driven by the SDK's
 // real Client, with a hop process that loses answers or kills the server, and clients killed mid-call. The effects
@@ -23,9 +23,7 @@ const CLI = join(root, "src/cli/index.ts");
 const HOP = fileURLToPath(new URL("./fixtures/hop.mjs", import.meta.url));
 const CLIENT = fileURLToPath(new URL("./fixtures/client.mjs", import.meta.url));
 
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let runs = 0;
+const runs = tempRuns("idemkey-gateway-");
 
 /** The command line of a gateway (through a hop when `hop` is given) in front of `upstream`. */
 function gatewayCommand(db: string, upstream: string[], hop?: { marker: string; mode: string }): string[] {
@@ -55,19 +53,8 @@ const keyed = (name: string, args: Record<string, unknown>, key: string) => ({
   _meta: { [IDEMPOTENCY_KEY_META]: key },
 });
 
-/** Entities named `name` in the memory server's own file (one JSON object a line). */
-function entities(file: string, name: string): number {
-  if (!existsSync(file)) return 0;
-  return readFileSync(file, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line) as { type: string; name: string })
-    .filter((item) => item.type === "entity" && item.name === name).length;
-}
-
 function setup() {
-  const run = join(dir, `run-${++runs}`);
-  require("node:fs").mkdirSync(run);
+  const run = runs.next();
   return { run, db: join(run, "gateway.db"), memory: join(run, "memory.jsonl"), marker: join(run, "marker") };
 }
 
@@ -159,16 +146,11 @@ function startClient(spec: object): { child: ChildProcess; output: Promise<strin
   return { child, output: new Promise((resolve) => child.on("close", () => resolve(out))) };
 }
 
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!check()) throw new Error("gave up waiting");
-}
-
 describe("idemkey gateway mcp, in front of @modelcontextprotocol/server-filesystem", () => {
   it("a client killed mid-call and restarted gets the recorded answer: one edit per key in the file", async () => {
     const { run, db, marker } = setup();
     const allowed = join(run, "files");
-    require("node:fs").mkdirSync(allowed);
+    mkdirSync(allowed);
     const file = join(allowed, "log.txt");
     writeFileSync(file, "END");
     const upstream = [process.execPath, FILESYSTEM, allowed];

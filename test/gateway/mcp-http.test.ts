@@ -1,17 +1,17 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { mcpHttpGateway } from "../../src/gateway/index.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { runCli, startCli } from "../support/cli.js";
+import { runCli } from "../support/cli.js";
+import { lines, portFrom, started, startGateway, tempRuns, until } from "./support.js";
 
 // `idemkey gateway mcp` over Streamable HTTP, from the CLI: in front of an MCP server reached over Streamable HTTP
 // (test/gateway/fixtures/http-upstream.mjs, the SDK's own server transport, in a child that counts its effects in
@@ -23,59 +23,23 @@ const UPSTREAM = fileURLToPath(new URL("./fixtures/http-upstream.mjs", import.me
 const CLIENT = fileURLToPath(new URL("./fixtures/client.mjs", import.meta.url));
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
-const dir = mkdtempSync(join(tmpdir(), "idemkey-gateway-http-mcp-"));
-const started: ChildProcess[] = [];
-afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-let runs = 0;
-
-async function until<T>(check: () => T | undefined | false): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const value = check();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error("gave up waiting");
-}
-
-const lines = (file: string) =>
-  existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+const runs = tempRuns("idemkey-gateway-http-mcp-");
 
 /** The upstream MCP server over Streamable HTTP, answering JSON (`json`) or over SSE (`sse`). */
 async function upstream(run: string, mode: "json" | "sse") {
   const effects = join(run, "effects.log");
   writeFileSync(effects, "");
   const portFile = join(run, "port");
-  const child = spawn(process.execPath, [UPSTREAM, portFile, effects, mode], { cwd: root, stdio: "ignore" });
-  started.push(child);
-  const port = await until(() => existsSync(portFile) && readFileSync(portFile, "utf8"));
+  const child = started(
+    spawn(process.execPath, [UPSTREAM, portFile, effects, mode], { cwd: root, stdio: "ignore" }),
+  );
+  const port = await portFrom(portFile);
   return { url: `http://127.0.0.1:${port}/mcp`, effects: () => lines(effects), child };
 }
 
 /** `idemkey gateway mcp --listen` in front of `upstreamArgs`; resolves with the URL it prints. */
-async function gateway(db: string, upstreamArgs: string[], extra: string[] = []) {
-  const child = startCli([
-    "gateway",
-    "mcp",
-    "--store",
-    `sqlite:${db}`,
-    "--listen",
-    "127.0.0.1:0",
-    ...extra,
-    ...upstreamArgs,
-  ]);
-  started.push(child);
-  let out = "";
-  let err = "";
-  child.stdout!.on("data", (d) => (out += d));
-  child.stderr!.on("data", (d) => (err += d));
-  const url = await until(() => /(http:\/\/127\.0\.0\.1:\d+\/mcp)/.exec(out)?.[1]).catch(() => {
-    throw new Error(`the gateway did not start: ${err}`);
-  });
-  return { url, child, stderr: () => err };
-}
+const gateway = (db: string, upstreamArgs: string[], extra: string[] = []) =>
+  startGateway("mcp", db, [...extra, ...upstreamArgs]);
 
 async function connect(url: string, headers: Record<string, string> = {}) {
   const client = new Client({ name: "agent", version: "1.0.0" });
@@ -98,15 +62,9 @@ async function settled(call: () => Promise<CallToolResult>): Promise<CallToolRes
   }
 }
 
-const newRun = () => {
-  const run = join(dir, `run-${++runs}`);
-  mkdirSync(run);
-  return run;
-};
-
 describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server over Streamable HTTP", () => {
   it("an answer the client never got is replayed to its retry in a new session: one effect per key", async () => {
-    const run = newRun();
+    const run = runs.next();
     const up = await upstream(run, "sse");
     const gw = await gateway(join(run, "gateway.db"), ["--upstream-url", up.url]);
     const release = join(run, "release");
@@ -145,21 +103,23 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server ov
   });
 
   it("a client killed mid-call and started again gets the recorded answer: one effect", async () => {
-    const run = newRun();
+    const run = runs.next();
     const up = await upstream(run, "sse");
     const gw = await gateway(join(run, "gateway.db"), ["--upstream-url", up.url]);
     const release = join(run, "release");
     const spec = { url: gw.url, tool: "append", arguments: { text: "once", release }, key: "k-killed" };
-    const client = spawn(process.execPath, [CLIENT, JSON.stringify(spec)], { cwd: root, stdio: "ignore" });
-    started.push(client);
+    const client = started(
+      spawn(process.execPath, [CLIENT, JSON.stringify(spec)], { cwd: root, stdio: "ignore" }),
+    );
     await until(() => up.effects().length === 1);
     client.kill("SIGKILL");
     writeFileSync(release, "");
-    const again = spawn(process.execPath, [CLIENT, JSON.stringify(spec)], {
-      cwd: root,
-      stdio: ["ignore", "pipe", "ignore"],
-    });
-    started.push(again);
+    const again = started(
+      spawn(process.execPath, [CLIENT, JSON.stringify(spec)], {
+        cwd: root,
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    );
     let out = "";
     again.stdout!.on("data", (d) => (out += d));
     await new Promise((resolve) => again.on("close", resolve));
@@ -170,7 +130,7 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server ov
   });
 
   it("an upstream that dies mid-call leaves the outcome unknown, never sent again", async () => {
-    const run = newRun();
+    const run = runs.next();
     const up = await upstream(run, "json");
     const gw = await gateway(join(run, "gateway.db"), ["--upstream-url", up.url]);
     const client = await connect(gw.url);
@@ -187,7 +147,7 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server ov
     }
   });
   it("an upstream that refuses the connection took nothing: the key is released, not left unknown", async () => {
-    const run = newRun();
+    const run = runs.next();
     const up = await upstream(run, "json");
     const db = join(run, "gateway.db");
     const gw = await gateway(db, ["--upstream-url", up.url]);
@@ -211,7 +171,7 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of an MCP server ov
 
 describe("idemkey gateway mcp over Streamable HTTP, in front of server-memory over stdio", () => {
   it("passes the session through, and a reconnected client's retry is replayed from the record", async () => {
-    const run = newRun();
+    const run = runs.next();
     const memory = join(run, "memory.jsonl");
     const alice = { entities: [{ name: "alice", entityType: "person", observations: ["met"] }] };
     const count = () => lines(memory).filter((line) => JSON.parse(line).name === "alice").length;
@@ -256,7 +216,7 @@ describe("idemkey gateway mcp over Streamable HTTP, in front of server-memory ov
 
 describe("mcpHttpGateway: a session left without a word", () => {
   it("is closed once idle, with its upstream connection; the client's retry in a new session is replayed", async () => {
-    const run = newRun();
+    const run = runs.next();
     const up = await upstream(run, "json");
     const store = sqliteStore(join(run, "gateway.db"));
     let upstreamClosed = 0;
