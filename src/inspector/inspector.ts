@@ -7,7 +7,7 @@ import { PREFIX } from "../harness/ledger.js";
 import { checkHost, checkSameOrigin, checkToken, TOKEN_HEADER } from "./guard.js";
 import { int, readListQuery } from "./list-query.js";
 import { checkName, type InspectorOptions, resolveInspectorOptions } from "./options.js";
-import { type KeyKind, listKeys } from "./owner-keys.js";
+import { KEY_KINDS, type KeyKind, listKeys } from "./owner-keys.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page/index.js";
 import { redactor } from "./redact.js";
 import { BodyError, Problem, readJson, send, sendJson, sendProblem } from "./respond.js";
@@ -112,13 +112,20 @@ export function createInspector(options: InspectorOptions): Inspector {
       return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact.text));
     }
     if (path === "/api/keys") {
-      // The owner's keys (the middleware's, mcpDedupe's and the gateway's records), listed alike.
+      // The owner's keys (the middleware's, mcpDedupe's, the gateway's and idempotentExecutor's records), listed alike.
       const list = readListQuery(q);
       if ("param" in list) return sendProblem(res, Problem.badRequest, list.detail, { param: list.param });
       const { state, offset, limit } = list;
       const kind = q.get("kind") || undefined;
-      if (kind !== undefined && kind !== "http" && kind !== "mcp") {
-        return sendProblem(res, Problem.badRequest, "kind must be http or mcp", { param: "kind" });
+      if (kind !== undefined && !KEY_KINDS.includes(kind as KeyKind)) {
+        return sendProblem(
+          res,
+          Problem.badRequest,
+          `kind must be ${KEY_KINDS.join(", ").replace(/, (\w+)$/, " or $1")}`,
+          {
+            param: "kind",
+          },
+        );
       }
       const filter = {
         ...(kind ? { kind: kind as KeyKind } : {}),

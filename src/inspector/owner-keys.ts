@@ -5,19 +5,26 @@ import { StorePrefix } from "../store/scoped-key.js";
 import type { RecordState, Store, StoreRecord } from "../store/types.js";
 import { REDACTED, type Redactor } from "./redact.js";
 
-// The owner's half of the store: the keys an HTTP API (the middleware, `idemkey gateway http`) and an MCP server
-// (`mcpDedupe`, `idemkey gateway mcp`) were sent, one row per (scope, key). The gateway writes the records the
-// middleware and mcpDedupe write, so one reader lists them all alike.
+// The owner's half of the store: the keys an HTTP API (the middleware, `idemkey gateway http`), an MCP server
+// (`mcpDedupe`, `idemkey gateway mcp`) and an A2A agent (`idempotentExecutor`) were sent, one row per (scope, key).
+// The gateway writes the records the middleware and mcpDedupe write, so one reader lists them all alike.
 
-/** Which owner wrote the record: an HTTP API (`http:` records) or an MCP server (`mcp:` records). */
-export type KeyKind = "http" | "mcp";
+/** Which owner wrote the record: an HTTP API (`http:`), an MCP server (`mcp:`) or an A2A agent (`a2a:`). */
+export type KeyKind = "http" | "mcp" | "a2a";
 
-/** What the owner answered, as recorded: a saved HTTP response, or an MCP tool result or JSON-RPC error. */
+/** The kinds, in the order they are listed. */
+export const KEY_KINDS: readonly KeyKind[] = ["http", "mcp", "a2a"];
+
+/**
+ * What the owner answered, as recorded: a saved HTTP response, an MCP tool result or JSON-RPC error, or the A2A
+ * message or task an agent's execution ended with (a `raw` part's bytes as `{ "dev.idemkey/bytes": "<base64>" }`).
+ */
 export type RecordedAnswer =
   | { status: number; headers: [string, string][]; body: unknown; bodyEncoding?: "base64" }
   | { status: number; notSaved: string }
   | { toolResult: unknown }
-  | { jsonrpcError: unknown };
+  | { jsonrpcError: unknown }
+  | { a2aAnswer: unknown };
 
 export interface KeySummary {
   kind: KeyKind;
@@ -34,7 +41,7 @@ export interface KeySummary {
   /** The idempotency key the caller sent (or the gateway derived). */
   key: string;
   state: RecordState;
-  /** The MCP tool called, for `mcp` keys. */
+  /** The MCP tool called, for `mcp` keys; `a2a message` for `a2a` keys. */
   tool?: string;
   /** The request's method and target (path and query), for `http` keys. */
   method?: string;
@@ -50,17 +57,13 @@ export interface KeySummary {
   result?: RecordedAnswer;
 }
 
-/** A record under `http:` or `mcp:` as a row, or `undefined` for one idemkey did not write. */
+/** A record under `http:`, `mcp:` or `a2a:` as a row, or `undefined` for one idemkey did not write. */
 export function toKeySummary(
   record: StoreRecord,
   redact: Redactor,
   maskScope: boolean,
 ): KeySummary | undefined {
-  const kind: KeyKind | undefined = record.key.startsWith(StorePrefix.http)
-    ? "http"
-    : record.key.startsWith(StorePrefix.mcp)
-      ? "mcp"
-      : undefined;
+  const kind = KEY_KINDS.find((k) => record.key.startsWith(StorePrefix[k]));
   if (kind === undefined) return undefined;
   let data: Record<string, unknown>;
   try {
@@ -89,13 +92,12 @@ export function toKeySummary(
     updatedAt: record.updatedAt,
     expiresAt: record.expiresAt,
   };
-  if (kind === "mcp") out.tool = String(data.tool);
-  else {
+  if (kind === "http") {
     out.method = String(data.method);
     out.target = String(data.target);
-  }
+  } else out.tool = String(data.tool);
   if (record.state === "completed" && record.result !== null) {
-    const answer = kind === "http" ? httpAnswer(record.result) : mcpAnswer(record.result);
+    const answer = ANSWERS[kind](record.result);
     if (answer !== undefined) out.result = redact(answer) as RecordedAnswer;
   }
   return out;
@@ -141,6 +143,20 @@ function mcpAnswer(text: string): RecordedAnswer | undefined {
   return { toolResult: saved };
 }
 
+function a2aAnswer(text: string): RecordedAnswer | undefined {
+  try {
+    return { a2aAnswer: JSON.parse(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+const ANSWERS: Record<KeyKind, (text: string) => RecordedAnswer | undefined> = {
+  http: httpAnswer,
+  mcp: mcpAnswer,
+  a2a: a2aAnswer,
+};
+
 function hash(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
@@ -153,7 +169,7 @@ export interface KeyFilter {
 }
 
 /**
- * The owner's keys (`http:` and `mcp:` records, up to `maxRecords` of each), newest first, filtered and paged, with
+ * The owner's keys (`http:`, `mcp:` and `a2a:` records, up to `maxRecords` of each), newest first, filtered and paged, with
  * their results masked by `redact` (and their scopes, with `maskScope`).
  */
 export async function listKeys(
@@ -168,7 +184,7 @@ export async function listKeys(
   const rows: { row: KeySummary; scope: string }[] = [];
   let truncated = false;
   let unreadable = 0;
-  for (const kind of ["http", "mcp"] as const) {
+  for (const kind of KEY_KINDS) {
     if (filter.kind !== undefined && filter.kind !== kind) continue;
     const read = await readPrefix(store, StorePrefix[kind], maxRecords);
     truncated ||= read.truncated;

@@ -3,10 +3,13 @@ import { $, copyButton, el } from "./dom.js";
 import { clock, iso, shortKey } from "./format.js";
 import { badge } from "./render.js";
 
-// The owner's keys: what the HTTP middleware, mcpDedupe and the gateway recorded in the same store, listed alike.
+// The owner's keys: what the HTTP middleware, mcpDedupe, the gateway and idempotentExecutor recorded in the same
+// store, listed alike.
+
+const KIND_LABELS = { http: "HTTP", mcp: "MCP", a2a: "A2A" } as const;
 
 function call(row: KeySummary): string {
-  return row.kind === "mcp" ? (row.tool ?? "") : `${row.method ?? ""} ${row.target ?? ""}`;
+  return row.kind === "http" ? `${row.method ?? ""} ${row.target ?? ""}` : (row.tool ?? "");
 }
 
 function answer(row: KeySummary): string {
@@ -15,6 +18,10 @@ function answer(row: KeySummary): string {
   if ("status" in result)
     return "notSaved" in result ? `${result.status} (not saved)` : String(result.status);
   if ("jsonrpcError" in result) return "JSON-RPC error";
+  if ("a2aAnswer" in result) {
+    const answer = result.a2aAnswer as { kind?: string } | null;
+    return answer?.kind === "task" ? "task" : "message";
+  }
   const value = result.toolResult as { isError?: boolean } | null;
   return value?.isError === true ? "error result" : "tool result";
 }
@@ -31,7 +38,7 @@ export function renderKeys(list: KeyList): void {
         el(
           "tr",
           { "data-key": row.id, title: row.result === undefined ? "" : JSON.stringify(row.result, null, 2) },
-          el("td", { text: row.kind === "mcp" ? "MCP" : "HTTP" }),
+          el("td", { text: KIND_LABELS[row.kind] }),
           el("td", { title: `scope id ${row.scopeId}` }, el("code", { text: row.scope })),
           el(
             "td",
