@@ -2,17 +2,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type Attributes, context, propagation } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import express from "express";
 import { Hono } from "hono";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
@@ -36,64 +29,10 @@ import {
 } from "../../src/otel/index.js";
 import { serve } from "../inspector/support.js";
 import { baseUrl, listen } from "../owner/apps.js";
+import { otelPipeline, useContextManager } from "../support/otel.js";
 
-/** Collects on demand: the test reads the counters after the calls, no export timer. */
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onForceFlush() {}
-  protected async onShutdown() {}
-}
-
-const contextManager = new AsyncLocalStorageContextManager();
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(() => {
-  context.disable();
-});
-
-/**
- * A fresh SDK pipeline per test, so that each count starts at nothing: `counts()` gives every counter's total by its
- * name and its `idemkey.*` labels (`idemkey.resolutions{result}`), and `spans()` every finished span.
- */
-function sdk(extra: { hashKeys?: boolean } = {}) {
-  const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const reader = new OnDemandReader();
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  const points: { name: string; attributes: Attributes; value: number }[] = [];
-  return {
-    telemetry: { tracerProvider, meterProvider, ...extra },
-    spans: (): ReadableSpan[] => exporter.getFinishedSpans(),
-    async counts(): Promise<Record<string, number>> {
-      const { resourceMetrics } = await reader.collect();
-      const out: Record<string, number> = {};
-      points.length = 0;
-      for (const scope of resourceMetrics.scopeMetrics) {
-        for (const metric of scope.metrics) {
-          for (const point of metric.dataPoints) {
-            points.push({
-              name: metric.descriptor.name,
-              attributes: point.attributes,
-              value: point.value as number,
-            });
-            const labels = [Attr.outcome, Attr.waitedOn, Attr.resolvedHow, Attr.reconcileOutcome]
-              .map((a) => point.attributes[a])
-              .filter((v) => v !== undefined);
-            const name =
-              labels.length === 0 ? metric.descriptor.name : `${metric.descriptor.name}{${labels}}`;
-            out[name] = (out[name] ?? 0) + (point.value as number);
-          }
-        }
-      }
-      return out;
-    },
-    /** The metric points' attributes as the last `counts()` read them. */
-    points: () => points,
-  };
-}
+// Each test builds a pipeline of its own, so that each count starts at nothing.
+useContextManager();
 
 /** Every string a span carries: name, attributes, events and their attributes, status message, links. */
 function strings(
@@ -128,7 +67,7 @@ function gate() {
 
 describe("tracedHarness: one count per decision", () => {
   it("replayed: each call answered from the ledger is one replay, and the tool runs once", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let runs = 0;
     const tool = defineTool({ name: "send", effect: "keyed", run: () => ++runs });
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
@@ -141,7 +80,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("waited: a call that waits for the same call running in another process is one wait", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     const held = gate();
     const started = gate();
     let runs = 0;
@@ -181,7 +120,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("conflict: a call the owner refuses as a reused key (IdempotencyConflictError) is one conflict", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let runs = 0;
     const tool = defineTool({
       name: "charge",
@@ -201,7 +140,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("unknown surfaced, then resolved by a person: one unknown, one resolution by harness.resolve, then replays", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let sends = 0;
     const wire = defineTool({
       name: "wire",
@@ -233,7 +172,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("resolved by the tool's reconcile: one resolution (reconcile), the tool not re-run, the next call a replay", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let sends = 0;
     // The owner's own record of what it did: what reconcile asks, apart from the harness.
     const owner = new Set<string>();
@@ -259,7 +198,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("resolved by a person on the inspector's page: one resolution, counted through tracedEvents", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let sends = 0;
     const wire = defineTool({
       name: "wire",
@@ -289,7 +228,7 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("resolved as not done ({ retry: true }) is one resolution of its own, and the next call runs", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let sends = 0;
     const wire = defineTool({
       name: "wire",
@@ -313,7 +252,7 @@ describe("tracedHarness: one count per decision", () => {
 
 describe("owner bridges: one count per decision", () => {
   it("tracedHono: a replay, a reused key (conflict), a key in flight and an unknown outcome are counted once each", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     const held = gate();
     const started = gate();
     let runs = 0;
@@ -366,7 +305,7 @@ describe("owner bridges: one count per decision", () => {
   });
 
   it("tracedExpress: a reused key is one conflict and a key in flight one in_flight, on a real listener", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     const held = gate();
     const started = gate();
     let runs = 0;
@@ -415,7 +354,7 @@ describe("owner bridges: one count per decision", () => {
   });
 
   it("tracedMcpDedupe: a replay, a reused key and a key in flight are counted once each", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     const held = gate();
     const started = gate();
     let runs = 0;
@@ -461,7 +400,7 @@ describe("owner bridges: one count per decision", () => {
 
 describe("hashKeys: no span, event or counter holds a raw key", () => {
   it("tracedHarness: spans, events, exception messages and baggage carry the key's SHA-256 only", async () => {
-    const t = sdk({ hashKeys: true });
+    const t = otelPipeline({ hashKeys: true });
     const key = idempotencyKey("task", "wire", { cents: 9 });
     let baggage: string | undefined;
     let hashBaggage: string | undefined;
@@ -495,8 +434,8 @@ describe("hashKeys: no span, event or counter holds a raw key", () => {
 
   it("tracedHono, tracedExpress and tracedMcpDedupe write the key's SHA-256 only; the default writes the key", async () => {
     const key = "k-secret-8c1f";
-    const hashed = sdk({ hashKeys: true });
-    const plain = sdk();
+    const hashed = otelPipeline({ hashKeys: true });
+    const plain = otelPipeline();
     for (const t of [hashed, plain]) {
       const app = new Hono();
       app.post(

@@ -1,18 +1,14 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { context, propagation, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { propagation, trace } from "@opentelemetry/api";
 import {
-  AggregationTemporality,
   MeterProvider,
-  MetricReader,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import {
   BasicTracerProvider,
-  InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
   type SpanExporter,
@@ -20,7 +16,7 @@ import {
 } from "@opentelemetry/sdk-trace-base";
 import express from "express";
 import { Hono } from "hono";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
@@ -44,52 +40,18 @@ import {
 } from "../../src/otel/index.js";
 import { baseUrl, listen } from "../owner/apps.js";
 import { effectLog } from "../support/effect-log.js";
+import { OnDemandReader, otelPipeline, useContextManager } from "../support/otel.js";
 import { idemkeyWarnings } from "../support/warnings.js";
 
-/** Collects on demand: the test reads the counters after the calls, no export timer. */
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onForceFlush() {}
-  protected async onShutdown() {}
-}
+useContextManager();
+// One pipeline for the file: each test reads the counters before and after its calls, and starts with no spans.
+const otel = otelPipeline();
+const { telemetry } = otel;
+const appTracer = telemetry.tracerProvider.getTracer("app");
+afterAll(() => otel.shutdown());
+beforeEach(() => otel.reset());
 
-const contextManager = new AsyncLocalStorageContextManager();
-const exporter = new InMemorySpanExporter();
-const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const reader = new OnDemandReader();
-const meterProvider = new MeterProvider({ readers: [reader] });
-const telemetry = { tracerProvider, meterProvider };
-const appTracer = tracerProvider.getTracer("app");
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(async () => {
-  context.disable();
-  await tracerProvider.shutdown();
-  await meterProvider.shutdown();
-});
-beforeEach(() => exporter.reset());
-
-/** The counters' totals by name and attributes, e.g. `idemkey.calls{executed}`. */
-async function counters(): Promise<Record<string, number>> {
-  const { resourceMetrics } = await reader.collect();
-  const out: Record<string, number> = {};
-  for (const scope of resourceMetrics.scopeMetrics) {
-    for (const metric of scope.metrics) {
-      for (const point of metric.dataPoints) {
-        const label = point.attributes[Attr.outcome] ?? point.attributes[Attr.waitedOn];
-        const name = label === undefined ? metric.descriptor.name : `${metric.descriptor.name}{${label}}`;
-        out[name] = (out[name] ?? 0) + (point.value as number);
-      }
-    }
-  }
-  return out;
-}
-
-const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+const spans = (name: string) => otel.spans().filter((s) => s.name === name);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 /** A call made inside an app span, as an agent turn would: returns the app span's id. */
@@ -105,7 +67,7 @@ async function inTurn<T>(name: string, fn: () => Promise<T>): Promise<{ value: T
 
 describe("tracedHarness", () => {
   it("a fresh call is an execute_tool span under the caller's span, and the tool runs inside it with the key in baggage", async () => {
-    const before = await counters();
+    const before = await otel.counts();
     const seen: { baggageKey?: string; parent?: string } = {};
     const send = defineTool({
       name: "send_email",
@@ -137,7 +99,7 @@ describe("tracedHarness", () => {
     expect(seen.baggageKey).toBe(key);
     const [http] = spans("POST /send");
     expect(parentOf(http!)).toBe(span!.spanContext().spanId);
-    const after = await counters();
+    const after = await otel.counts();
     expect((after["idemkey.calls{executed}"] ?? 0) - (before["idemkey.calls{executed}"] ?? 0)).toBe(1);
   });
 
@@ -151,7 +113,7 @@ describe("tracedHarness", () => {
     const events: HarnessEvent[] = [];
     const harness = tracedHarness({ store: memoryStore(), onEvent: (e) => events.push(e) }, telemetry);
     await harness.call("task-2", note, { text: "hi" });
-    const before = await counters();
+    const before = await otel.counts();
     const { value, turn } = await inTurn("resume", () => harness.call("task-2", note, { text: "hi" }));
 
     expect(value).toEqual({ n: 1 });
@@ -165,7 +127,7 @@ describe("tracedHarness", () => {
       [Attr.key]: idempotencyKey("task-2", "add_note", { text: "hi" }),
       [Attr.attempt]: 1,
     });
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.replays"]! - (before["idemkey.replays"] ?? 0)).toBe(1);
     expect(after["idemkey.calls{replayed}"]! - (before["idemkey.calls{replayed}"] ?? 0)).toBe(1);
   });
@@ -204,14 +166,14 @@ describe("tracedHarness", () => {
       },
     };
     const other = tracedHarness({ store: otherStore, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
-    const before = await counters();
+    const before = await otel.counts();
 
     const first = inTurn("turn-a", () => harness.call("task-3", refund, { cents: 500 }));
     await running;
     const sameProcess = inTurn("turn-b", () => harness.call("task-3", refund, { cents: 500 }));
     const otherProcess = inTurn("turn-c", () => other.call("task-3", refund, { cents: 500 }));
     await expect.poll(() => sawPending).toBeGreaterThan(0);
-    expect(exporter.getFinishedSpans()).toHaveLength(0);
+    expect(otel.spans()).toHaveLength(0);
     release();
     const results = await Promise.all([first, sameProcess, otherProcess]);
 
@@ -227,7 +189,7 @@ describe("tracedHarness", () => {
       [Attr.outcome]: "waited",
       [Attr.waitedOn]: "pending",
     });
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.waits{in_process}"]! - (before["idemkey.waits{in_process}"] ?? 0)).toBe(1);
     expect(after["idemkey.waits{pending}"]! - (before["idemkey.waits{pending}"] ?? 0)).toBe(1);
   });
@@ -243,7 +205,7 @@ describe("tracedHarness", () => {
       },
     });
     const harness = tracedHarness({ store: memoryStore() }, telemetry);
-    const before = await counters();
+    const before = await otel.counts();
     const { turn } = await inTurn("turn", async () => {
       await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
       await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
@@ -262,7 +224,7 @@ describe("tracedHarness", () => {
       expect(span.events.some((e) => e.name === "exception")).toBe(true);
     }
     expect(first!.events.map((e) => e.name)).toContain("idemkey.outcome_unknown");
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.outcome_unknown"]! - (before["idemkey.outcome_unknown"] ?? 0)).toBe(2);
   });
 
