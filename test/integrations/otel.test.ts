@@ -1,6 +1,3 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { propagation, trace } from "@opentelemetry/api";
 import {
   MeterProvider,
@@ -14,12 +11,7 @@ import {
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import express from "express";
-import { Hono } from "hono";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { idempotency as expressIdempotency } from "../../src/express/index.js";
-import { idempotency } from "../../src/hono/index.js";
 import {
   createHarness,
   defineTool,
@@ -27,21 +19,19 @@ import {
   idempotencyKey,
   memoryStore,
   OutcomeUnknownError,
-  type Store,
 } from "../../src/index.js";
-import { IDEMPOTENCY_KEY_META, mcpDedupe, REPLAYED_META } from "../../src/mcp/index.js";
-import {
-  Attr,
-  KEY_BAGGAGE,
-  tracedExpress,
-  tracedHarness,
-  tracedHono,
-  tracedMcpDedupe,
-} from "../../src/otel/index.js";
-import { baseUrl, listen } from "../owner/apps.js";
+import { REPLAYED_META } from "../../src/mcp/index.js";
+import { Attr, KEY_BAGGAGE, tracedHarness } from "../../src/otel/index.js";
 import { effectLog } from "../support/effect-log.js";
 import { OnDemandReader, otelPipeline, useContextManager } from "../support/otel.js";
 import { idemkeyWarnings } from "../support/warnings.js";
+import {
+  hold,
+  tracedExpressCharges,
+  tracedHonoCharges,
+  tracedNotes,
+  watchingPending,
+} from "./fixtures/otel-apps.js";
 
 useContextManager();
 // One pipeline for the file: each test reads the counters before and after its calls, and starts with no spans.
@@ -133,22 +123,14 @@ describe("tracedHarness", () => {
   });
 
   it("a call that waits for the same call says waited, in this process and for another process's claim", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const held = hold();
     let runs = 0;
     const refund = defineTool({
       name: "refund",
       effect: "keyed",
       run: async () => {
         runs++;
-        started();
-        await gate;
+        await held.enter();
         return { refund: "re_1" };
       },
     });
@@ -156,25 +138,17 @@ describe("tracedHarness", () => {
     const harness = tracedHarness({ store }, telemetry);
     // Another process on the same ledger, polling quickly so the test does not sit in backoff; its claims that
     // found the first call pending say when it is waiting.
-    let sawPending = 0;
-    const otherStore: Store = {
-      ...store,
-      async claim(key, input) {
-        const claimed = await store.claim(key, input);
-        if (claimed.status === "exists" && claimed.record.state === "pending") sawPending++;
-        return claimed;
-      },
-    };
-    const other = tracedHarness({ store: otherStore, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
+    const watched = watchingPending(store);
+    const other = tracedHarness({ store: watched.store, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
     const before = await otel.counts();
 
     const first = inTurn("turn-a", () => harness.call("task-3", refund, { cents: 500 }));
-    await running;
+    await held.started;
     const sameProcess = inTurn("turn-b", () => harness.call("task-3", refund, { cents: 500 }));
     const otherProcess = inTurn("turn-c", () => other.call("task-3", refund, { cents: 500 }));
-    await expect.poll(() => sawPending).toBeGreaterThan(0);
+    await expect.poll(() => watched.sawPending()).toBeGreaterThan(0);
     expect(otel.spans()).toHaveLength(0);
-    release();
+    held.release();
     const results = await Promise.all([first, sameProcess, otherProcess]);
 
     expect(runs).toBe(1);
@@ -284,22 +258,11 @@ describe("tracedHarness", () => {
 describe("tracedMcpDedupe", () => {
   it("a server-side span per tool call: executed, then replayed for the same key, refused for a reused key", async () => {
     let runs = 0;
-    const server = new McpServer({ name: "notes", version: "1.0.0" });
-    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), telemetry);
-    server.registerTool(
-      "add_note",
-      { inputSchema: { text: z.string() } },
-      idempotent("add_note", async ({ text }) => {
-        runs++;
-        return { content: [{ type: "text", text: `note ${runs}: ${text}` }] };
-      }),
-    );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(clientSide);
-    const send = (text: string) =>
-      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: "k-1" } });
+    const notes = await tracedNotes(telemetry, (text) => {
+      runs++;
+      return { content: [{ type: "text", text: `note ${runs}: ${text}` }] };
+    });
+    const send = (text: string) => notes.call("k-1", text);
     try {
       await send("hi");
       const replay = await send("hi");
@@ -308,7 +271,7 @@ describe("tracedMcpDedupe", () => {
       expect(replay._meta?.[REPLAYED_META]).toBe(true);
       expect(reused.isError).toBe(true);
     } finally {
-      await client.close();
+      await notes.close();
     }
     const calls = spans("execute_tool add_note");
     expect(calls.map((s) => [s.attributes[Attr.outcome], s.attributes[Attr.key]])).toEqual([
@@ -323,21 +286,11 @@ describe("tracedMcpDedupe", () => {
 describe("tracedHono", () => {
   it("a span per request the middleware sees: executed, replayed for the same key, refused for a reused key", async () => {
     let runs = 0;
-    const app = new Hono();
-    app.post(
-      "/charges",
-      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
-      async (c) => {
-        runs++;
-        return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
-      },
-    );
-    const post = (body: object) =>
-      app.request("/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-http-1" },
-        body: JSON.stringify(body),
-      });
+    const charges = tracedHonoCharges(telemetry, async (c) => {
+      runs++;
+      return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
+    });
+    const post = (body: object) => charges.post("k-http-1", body);
     const { turn } = await inTurn("server request", async () => {
       expect((await post({ cents: 5 })).status).toBe(201);
       expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
@@ -363,28 +316,17 @@ describe("tracedHono", () => {
 describe("tracedExpress", () => {
   it("a span per request on a real listener, ended with the response: executed, replayed, refused", async () => {
     let runs = 0;
-    const app = express();
-    app.post(
-      "/charges",
-      tracedExpress(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
-      (_req, res) => {
-        runs++;
-        res.status(201).json({ charge: `ch_${runs}` });
-      },
-    );
-    const server = await listen(app);
-    const post = (body: object) =>
-      fetch(`${baseUrl(server)}/charges`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-express-1" },
-        body: JSON.stringify(body),
-      });
+    const charges = await tracedExpressCharges(telemetry, (_req, res) => {
+      runs++;
+      res.status(201).json({ charge: `ch_${runs}` });
+    });
+    const post = (body: object) => charges.post("k-express-1", body);
     try {
       expect((await post({ cents: 5 })).status).toBe(201);
       expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
       expect((await post({ cents: 6 })).status).toBe(422);
     } finally {
-      server.close();
+      charges.close();
     }
     expect(runs).toBe(1);
     await expect.poll(() => spans("idempotency POST").length).toBe(3);
@@ -487,26 +429,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedMcpDedupe: the tool call answers, the handler runs once, a replay answers, one warning", async () => {
     const effects = effectLog("otel-mcp");
     const warnings = idemkeyWarnings();
-    const server = new McpServer({ name: "notes", version: "1.0.0" });
-    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), brokenTelemetry(where));
-    server.registerTool(
-      "add_note",
-      { inputSchema: { text: z.string() } },
-      idempotent("add_note", async ({ text }) => {
-        effects.effect(text);
-        return { content: [{ type: "text", text: `noted: ${text}` }] };
-      }),
-    );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(clientSide);
-    const send = () =>
-      client.callTool({
-        name: "add_note",
-        arguments: { text: "hi" },
-        _meta: { [IDEMPOTENCY_KEY_META]: "k-b" },
-      });
+    const notes = await tracedNotes(brokenTelemetry(where), (text) => {
+      effects.effect(text);
+      return { content: [{ type: "text", text: `noted: ${text}` }] };
+    });
+    const send = () => notes.call("k-b", "hi");
     try {
       const first = await send();
       const replay = await send();
@@ -516,7 +443,7 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
       expect(replay._meta?.[REPLAYED_META]).toBe(true);
       expect(effects.count("hi")).toBe(1);
     } finally {
-      await client.close();
+      await notes.close();
       effects.cleanup();
     }
     const seen = await warnings.stop();
@@ -526,21 +453,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedHono: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
     const effects = effectLog("otel-hono");
     const warnings = idemkeyWarnings();
-    const app = new Hono();
-    app.post(
-      "/charges",
-      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), brokenTelemetry(where)),
-      async (c) => {
-        effects.effect("charge");
-        return c.json({ charge: "ch_1" }, 201);
-      },
-    );
-    const post = () =>
-      app.request("/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-hono-b" },
-        body: JSON.stringify({ cents: 5 }),
-      });
+    const charges = tracedHonoCharges(brokenTelemetry(where), async (c) => {
+      effects.effect("charge");
+      return c.json({ charge: "ch_1" }, 201);
+    });
+    const post = () => charges.post("k-hono-b", { cents: 5 });
     try {
       const first = await post();
       const replay = await post();
@@ -559,25 +476,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedExpress: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
     const effects = effectLog("otel-express");
     const warnings = idemkeyWarnings();
-    const app = express();
-    app.post(
-      "/charges",
-      tracedExpress(
-        expressIdempotency({ store: memoryStore(), scope: "single-tenant" }),
-        brokenTelemetry(where),
-      ),
-      (_req, res) => {
-        effects.effect("charge");
-        res.status(201).json({ charge: "ch_1" });
-      },
-    );
-    const server = await listen(app);
-    const post = () =>
-      fetch(`${baseUrl(server)}/charges`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-express-b" },
-        body: JSON.stringify({ cents: 5 }),
-      });
+    const charges = await tracedExpressCharges(brokenTelemetry(where), (_req, res) => {
+      effects.effect("charge");
+      res.status(201).json({ charge: "ch_1" });
+    });
+    const post = () => charges.post("k-express-b", { cents: 5 });
     try {
       const first = await post();
       expect(first.status).toBe(201);
@@ -588,7 +491,7 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
       await replay.arrayBuffer();
       expect(effects.count("charge")).toBe(1);
     } finally {
-      server.close();
+      charges.close();
       effects.cleanup();
     }
     // The span ends when the response has finished, after the client read it.
