@@ -10,13 +10,6 @@ import { idempotency as honoIdempotency } from "../src/hono/index.js";
 import type { Store } from "../src/store/types.js";
 import { realisticWork } from "./middleware-handler.js";
 
-/** What the server tells the benchmark over IPC: how many times the handler ran, all told and under replay keys. */
-export type ServerMessage =
-  | { type: "ready"; port: number }
-  | { type: "runs"; runs: number; replayRuns: number };
-/** What the benchmark asks: how many times the handler ran so far, or to stop. */
-export type BenchMessage = { type: "runs" } | { type: "close" };
-
 export const FRAMEWORKS = ["hono", "express", "fastify"] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 

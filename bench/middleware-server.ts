@@ -1,13 +1,6 @@
 import type { Store } from "../src/store/types.js";
-import {
-  apps,
-  type BenchMessage,
-  closeWork,
-  FRAMEWORKS,
-  type Framework,
-  handlerRuns,
-  type ServerMessage,
-} from "./middleware-apps.js";
+import { apps, closeWork, FRAMEWORKS, type Framework, handlerRuns } from "./middleware-apps.js";
+import type { BenchMessage, ServerMessage } from "./server-process.js";
 import { type OpenStore, openStore, STORE_NAMES, type StoreName, storeSlug } from "./stores.js";
 
 /**

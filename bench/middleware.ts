@@ -1,16 +1,8 @@
-import { type ChildProcess, fork } from "node:child_process";
-import { once } from "node:events";
-import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
-import {
-  type BenchMessage,
-  chargesPath,
-  FRAMEWORKS,
-  REPLAY_PREFIX,
-  type ServerMessage,
-} from "./middleware-apps.js";
+import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
+import { chargesPath, FRAMEWORKS, REPLAY_PREFIX } from "./middleware-apps.js";
 import { benchOwnerEngine } from "./owner-engine.js";
+import { type HandlerRuns, type ServerProcess, startServerProcess } from "./server-process.js";
 import { availableStores, type StoreName, storeSlug } from "./stores.js";
 import { printTable } from "./table.js";
 
@@ -37,64 +29,16 @@ const REAL_FRESH_TARGETS: Record<StoreName, number> = {
   Redis: 0.7,
 };
 const REAL_REPLAY_TARGET = 1.3;
-const BODY = JSON.stringify({
-  amount: 1999,
-  currency: "eur",
-  customer: "cus_91xk2",
-  description: "Order 8812",
-});
 const SERVER = fileURLToPath(new URL("./middleware-server.ts", import.meta.url));
 
 /** The owner in its own process, driven over IPC. */
-interface Server {
-  url: string;
-  /** How many times the handler ran (all told, and under replay keys), once no request is still being served. */
-  runs(): Promise<{ runs: number; replayRuns: number }>;
-  close(): Promise<void>;
-}
+type Server = ServerProcess<HandlerRuns> & { url: string };
 
 async function startServer(framework: string, stores: readonly StoreName[]): Promise<Server> {
-  // The server gets a process (and, on two cores, a core) of its own, so that autocannon's client work does not
-  // run on the event loop being measured. fork() passes on tsx's loader flags through process.execArgv.
-  const child: ChildProcess = fork(SERVER, [framework, ...stores], {
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  const server = await startServerProcess<HandlerRuns>("middleware server", SERVER, [framework, ...stores], {
+    quietMs: 20,
   });
-  const next = () =>
-    new Promise<ServerMessage>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`middleware server exited with ${code}`));
-      child.once("exit", onExit);
-      child.once("message", (message: ServerMessage) => {
-        child.off("exit", onExit);
-        resolve(message);
-      });
-    });
-  const first = await next();
-  if (first.type !== "ready") throw new Error(`middleware server said ${JSON.stringify(first)}`);
-  const ask = async () => {
-    const reply = next();
-    child.send({ type: "runs" } satisfies BenchMessage);
-    const message = await reply;
-    if (message.type !== "runs") throw new Error(`middleware server said ${JSON.stringify(message)}`);
-    return { runs: message.runs, replayRuns: message.replayRuns };
-  };
-  return {
-    url: `http://127.0.0.1:${first.port}`,
-    async runs() {
-      // Requests autocannon left in flight when it stopped may still reach the handler: wait until none does.
-      let last = await ask();
-      for (;;) {
-        await sleep(20);
-        const now = await ask();
-        if (now.runs === last.runs) return now;
-        last = now;
-      }
-    },
-    async close() {
-      const exited = once(child, "exit");
-      child.send({ type: "close" } satisfies BenchMessage);
-      await exited;
-    },
-  };
+  return { ...server, url: `http://127.0.0.1:${server.port}` };
 }
 
 interface Load {
@@ -103,27 +47,8 @@ interface Load {
 }
 
 /** Loads one route for `seconds`, or for `amount` requests. */
-async function load(
-  url: string,
-  key: () => string,
-  length: { seconds: number } | { amount: number },
-): Promise<Load> {
-  const result = await autocannon({
-    url,
-    method: "POST",
-    connections: CONNECTIONS,
-    ...("seconds" in length ? { duration: length.seconds } : { amount: length.amount }),
-    headers: { "content-type": "application/json" },
-    body: BODY,
-    requests: [
-      {
-        setupRequest: (request) => {
-          request.headers = { ...request.headers, "idempotency-key": key() };
-          return request;
-        },
-      },
-    ],
-  });
+async function load(url: string, key: () => string, length: LoadLength): Promise<Load> {
+  const result = await loadKeyed(url, { connections: CONNECTIONS, key, length, body: CHARGE_BODY });
   if (result.non2xx > 0 || result.errors > 0) {
     throw new Error(
       `middleware bench: ${url} answered ${result.non2xx} non-2xx responses and ${result.errors} errors ` +
@@ -139,7 +64,7 @@ async function completeReplayKeys(url: string, prefix: string): Promise<void> {
     const response = await fetch(url, {
       method: "POST",
       headers: { "content-type": "application/json", "idempotency-key": key },
-      body: BODY,
+      body: CHARGE_BODY,
     });
     await response.arrayBuffer();
     return response;

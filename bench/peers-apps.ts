@@ -15,13 +15,13 @@ import { createClient } from "redis";
 import { idempotency } from "../src/express/index.js";
 import { redisStore } from "../src/redis/index.js";
 import { memoryStore } from "../src/store/memory.js";
+import type { HandlerRuns } from "./server-process.js";
 import { REDIS_URL } from "./services.js";
 
-/** What the server tells the benchmark: its port, then the handler's own count of its runs when asked. */
-export type PeerServerMessage =
-  | { type: "ready"; port: number }
-  | { type: "runs"; runs: number; replayRuns: number; byKey: Record<string, number> };
-export type PeerBenchMessage = { type: "runs" } | { type: "close" };
+/** The handler's own count of its runs the server reports, with the runs of each duplicate key. */
+export interface PeerRuns extends HandlerRuns {
+  byKey: Record<string, number>;
+}
 
 export const PEER_PATH = "/charges";
 /** Keys the bench completes before timing and replays, and keys it sends as concurrent duplicates. */

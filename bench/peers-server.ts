@@ -3,15 +3,8 @@ import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import { cpuWork } from "./middleware-handler.js";
-import {
-  type Charge,
-  DUPLICATE_MARK,
-  PEER_PATH,
-  PEERS,
-  type PeerBenchMessage,
-  type PeerServerMessage,
-  REPLAY_MARK,
-} from "./peers-apps.js";
+import { type Charge, DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
+import type { BenchMessage, ServerMessage } from "./server-process.js";
 
 /**
  * One contender of the peers bench in a process of its own: `peers-server.ts <peer> <prefix>` serves an Express app
@@ -46,10 +39,10 @@ app.use((error: Error, _req: express.Request, res: express.Response, _next: expr
 const server: Server = await new Promise((resolve) => {
   const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
 });
-const send = (message: PeerServerMessage) => process.send!(message);
+const send = (message: ServerMessage<PeerRuns>) => process.send!(message);
 send({ type: "ready", port: (server.address() as AddressInfo).port });
 
-process.on("message", (message: PeerBenchMessage) => {
+process.on("message", (message: BenchMessage) => {
   if (message.type === "runs") send({ type: "runs", runs, replayRuns, byKey: Object.fromEntries(byKey) });
   if (message.type === "close") {
     server.closeAllConnections();

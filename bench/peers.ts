@@ -1,17 +1,9 @@
-import { type ChildProcess, fork } from "node:child_process";
-import { once } from "node:events";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import autocannon from "autocannon";
-import {
-  DUPLICATE_MARK,
-  PEER_PATH,
-  PEERS,
-  type PeerBenchMessage,
-  type PeerServerMessage,
-  REPLAY_MARK,
-} from "./peers-apps.js";
+import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
+import { DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
+import { type ServerProcess, startServerProcess } from "./server-process.js";
 import { connectRedis, deleteKeys } from "./services.js";
 import { RUN_ID } from "./stores.js";
 import { printTable } from "./table.js";
@@ -30,25 +22,9 @@ const BURSTS = 3;
 const P99_TARGET = 1.2;
 /** Every key any contender writes starts with this (the hash tag keeps a Redis Cluster client on one slot). */
 const PREFIX = `{idemkey-bench-peers-${RUN_ID}}:`;
-const BODY = JSON.stringify({
-  amount: 1999,
-  currency: "eur",
-  customer: "cus_91xk2",
-  description: "Order 8812",
-});
 const SERVER = fileURLToPath(new URL("./peers-server.ts", import.meta.url));
 
-interface Runs {
-  runs: number;
-  replayRuns: number;
-  byKey: Record<string, number>;
-}
-interface PeerServer {
-  url: string;
-  /** The handler's count once no request is still reaching it. */
-  runs(): Promise<Runs>;
-  close(): Promise<void>;
-}
+type PeerServer = ServerProcess<PeerRuns> & { url: string };
 
 async function startServer(name: string): Promise<PeerServer> {
   // IDEMKEY_BENCH_PROFILE=<dir> writes each server's CPU profile under <dir>/<peer>/ when it exits: where a
@@ -57,45 +33,11 @@ async function startServer(name: string): Promise<PeerServer> {
   const execArgv = profile
     ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`]
     : process.execArgv;
-  const child: ChildProcess = fork(SERVER, [name, PREFIX], {
+  const server = await startServerProcess<PeerRuns>(`peers server ${name}`, SERVER, [name, PREFIX], {
     execArgv,
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
+    quietMs: 50,
   });
-  const next = () =>
-    new Promise<PeerServerMessage>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`peers server ${name} exited with ${code}`));
-      child.once("exit", onExit);
-      child.once("message", (message: PeerServerMessage) => {
-        child.off("exit", onExit);
-        resolve(message);
-      });
-    });
-  const first = await next();
-  if (first.type !== "ready") throw new Error(`peers server said ${JSON.stringify(first)}`);
-  const ask = async (): Promise<Runs> => {
-    const reply = next();
-    child.send({ type: "runs" } satisfies PeerBenchMessage);
-    const message = await reply;
-    if (message.type !== "runs") throw new Error(`peers server said ${JSON.stringify(message)}`);
-    return message;
-  };
-  return {
-    url: `http://127.0.0.1:${first.port}${PEER_PATH}`,
-    async runs() {
-      let last = await ask();
-      for (;;) {
-        await sleep(50);
-        const now = await ask();
-        if (now.runs === last.runs) return now;
-        last = now;
-      }
-    },
-    async close() {
-      const exited = once(child, "exit");
-      child.send({ type: "close" } satisfies PeerBenchMessage);
-      await exited;
-    },
-  };
+  return { ...server, url: `http://127.0.0.1:${server.port}${PEER_PATH}` };
 }
 
 interface Slice {
@@ -107,36 +49,17 @@ interface Slice {
   statuses: Record<string, number>;
 }
 
-async function load(
-  url: string,
-  connections: number,
-  key: () => string,
-  length: { seconds: number } | { amount: number },
-): Promise<Slice> {
+async function load(url: string, connections: number, key: () => string, length: LoadLength): Promise<Slice> {
   const latencies: number[] = [];
-  const instance = autocannon({
-    url,
-    method: "POST",
+  const result = await loadKeyed(url, {
     connections,
-    ...("seconds" in length ? { duration: length.seconds } : { amount: length.amount }),
-    headers: { "content-type": "application/json" },
-    body: BODY,
-    requests: [
-      {
-        setupRequest: (request) => {
-          request.headers = { ...request.headers, "idempotency-key": key() };
-          return request;
-        },
-      },
-    ],
-  });
-  (instance as unknown as NodeJS.EventEmitter).on(
-    "response",
-    (_client: unknown, status: number, _bytes: number, ms: number) => {
+    key,
+    length,
+    body: CHARGE_BODY,
+    onResponse: (status, ms) => {
       if (status >= 200 && status < 300) latencies.push(ms);
     },
-  );
-  const result = await instance;
+  });
   if (result.errors > 0) throw new Error(`peers bench: ${url}: ${result.errors} errors`);
   const statuses: Record<string, number> = {};
   for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = stat?.count ?? 0;
@@ -175,7 +98,7 @@ export async function benchPeers(): Promise<void> {
         const response = await fetch(server.url, {
           method: "POST",
           headers: { "content-type": "application/json", "idempotency-key": `${PREFIX}${REPLAY_MARK}${i}` },
-          body: BODY,
+          body: CHARGE_BODY,
         });
         await response.arrayBuffer();
         if (response.status !== 201) throw new Error(`peers bench: ${name} answered ${response.status}`);

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import type { Redis } from "ioredis";
 import { postgresStore } from "../src/postgres/index.js";
-import { type BenchCluster, startBenchCluster } from "./redis-cluster.js";
+import { type RedisCluster, startRedisCluster } from "../test/support/cluster/redis-cluster.js";
 import type { DriverMessage, Target, WorkerMessage } from "./scale-out-worker.js";
 import {
   type CommandStat,
@@ -209,8 +209,8 @@ async function redisShared(): Promise<Shared | undefined> {
   };
 }
 
-function clusterShared(cluster: BenchCluster, perWorker: boolean): Shared {
-  const admins = cluster.masters.map((m) => m.admin);
+function clusterShared(cluster: RedisCluster, perWorker: boolean): Shared {
+  const admins = cluster.nodes.map((node) => node.admin);
   const p = (i: number) => prefix(perWorker ? `-w${i}` : "");
   return {
     name: perWorker
@@ -259,14 +259,15 @@ function startWorker(target: Target, id: string): Worker {
  */
 export async function benchScaleOut(): Promise<void> {
   const shared: Shared[] = [];
-  let cluster: BenchCluster | undefined;
+  let cluster: RedisCluster | undefined;
   const rows: string[][] = [];
   try {
     const pg = await postgresShared();
     if (pg) shared.push(pg);
     const redis = await redisShared();
     if (redis) shared.push(redis);
-    cluster = await startBenchCluster();
+    // Three masters of the bench's own, no replicas and nothing on disk: the cluster tests' own start, less failover.
+    cluster = await startRedisCluster({ replicas: 0, aof: false });
     shared.push(clusterShared(cluster, false), clusterShared(cluster, true));
 
     for (const store of shared) {

@@ -1,19 +1,6 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { type Attributes, context, propagation } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
-import express from "express";
-import { Hono } from "hono";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { z } from "zod";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
 import {
@@ -22,10 +9,9 @@ import {
   idempotencyKey,
   memoryStore,
   OutcomeUnknownError,
-  type Store,
 } from "../../src/index.js";
 import { sha256Hex } from "../../src/key/idempotency-key.js";
-import { IDEMPOTENCY_KEY_META, mcpDedupe } from "../../src/mcp/index.js";
+import { mcpDedupe } from "../../src/mcp/index.js";
 import {
   Attr,
   tracedEvents,
@@ -35,65 +21,17 @@ import {
   tracedMcpDedupe,
 } from "../../src/otel/index.js";
 import { serve } from "../inspector/support.js";
-import { baseUrl, listen } from "../owner/apps.js";
+import { type OtelPipeline, otelPipeline, useContextManager } from "../support/otel.js";
+import {
+  hold,
+  tracedExpressCharges,
+  tracedHonoCharges,
+  tracedNotes,
+  watchingPending,
+} from "./fixtures/otel-apps.js";
 
-/** Collects on demand: the test reads the counters after the calls, no export timer. */
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onForceFlush() {}
-  protected async onShutdown() {}
-}
-
-const contextManager = new AsyncLocalStorageContextManager();
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(() => {
-  context.disable();
-});
-
-/**
- * A fresh SDK pipeline per test, so that each count starts at nothing: `counts()` gives every counter's total by its
- * name and its `idemkey.*` labels (`idemkey.resolutions{result}`), and `spans()` every finished span.
- */
-function sdk(extra: { hashKeys?: boolean } = {}) {
-  const exporter = new InMemorySpanExporter();
-  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-  const reader = new OnDemandReader();
-  const meterProvider = new MeterProvider({ readers: [reader] });
-  const points: { name: string; attributes: Attributes; value: number }[] = [];
-  return {
-    telemetry: { tracerProvider, meterProvider, ...extra },
-    spans: (): ReadableSpan[] => exporter.getFinishedSpans(),
-    async counts(): Promise<Record<string, number>> {
-      const { resourceMetrics } = await reader.collect();
-      const out: Record<string, number> = {};
-      points.length = 0;
-      for (const scope of resourceMetrics.scopeMetrics) {
-        for (const metric of scope.metrics) {
-          for (const point of metric.dataPoints) {
-            points.push({
-              name: metric.descriptor.name,
-              attributes: point.attributes,
-              value: point.value as number,
-            });
-            const labels = [Attr.outcome, Attr.waitedOn, Attr.resolvedHow, Attr.reconcileOutcome]
-              .map((a) => point.attributes[a])
-              .filter((v) => v !== undefined);
-            const name =
-              labels.length === 0 ? metric.descriptor.name : `${metric.descriptor.name}{${labels}}`;
-            out[name] = (out[name] ?? 0) + (point.value as number);
-          }
-        }
-      }
-      return out;
-    },
-    /** The metric points' attributes as the last `counts()` read them. */
-    points: () => points,
-  };
-}
+// Each test builds a pipeline of its own, so that each count starts at nothing.
+useContextManager();
 
 /** Every string a span carries: name, attributes, events and their attributes, status message, links. */
 function strings(
@@ -117,71 +55,85 @@ function strings(
   return out;
 }
 
-/** A promise and the function that settles it, for a handler held until the test lets it go. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => {
-    open = resolve;
+/** Reads the counters once and expects each one named at its total (`undefined`: never counted). */
+async function expectCounts(t: OtelPipeline, totals: Record<string, number | undefined>): Promise<void> {
+  const counts = await t.counts();
+  for (const [name, total] of Object.entries(totals)) expect(counts[name], name).toBe(total);
+}
+
+/**
+ * An unguarded tool whose sends are lost on the way back (the money may have gone), so that its outcome is unknown:
+ * every send, or the first `lost`, after which it answers "wired". With an `owner`, the owner's own record of what
+ * it did, each send adds its key there and the tool's reconcile asks it, apart from the harness.
+ */
+function lostWire(options: { lost?: number; owner?: Set<string> } = {}) {
+  const { lost = Number.POSITIVE_INFINITY, owner } = options;
+  let sends = 0;
+  const wire = defineTool({
+    name: "wire",
+    effect: "unguarded",
+    run: (_args: { cents: number }, ctx) => {
+      sends++;
+      owner?.add(ctx.idempotencyKey);
+      if (sends <= lost) throw new Error("socket hang up");
+      return "wired";
+    },
+    reconcile:
+      owner &&
+      ((_args, ctx) =>
+        owner.has(ctx.idempotencyKey) ? { status: "done", result: "wired" } : { status: "not_done" }),
   });
-  return { open, opened };
+  return { wire, sends: () => sends };
 }
 
 describe("tracedHarness: one count per decision", () => {
   it("replayed: each call answered from the ledger is one replay, and the tool runs once", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let runs = 0;
     const tool = defineTool({ name: "send", effect: "keyed", run: () => ++runs });
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
     for (let i = 0; i < 3; i++) await harness.call("task", tool, { to: "a" });
     expect(runs).toBe(1);
-    const counts = await t.counts();
-    expect(counts["idemkey.replays"]).toBe(2);
-    expect(counts["idemkey.calls{replayed}"]).toBe(2);
-    expect(counts["idemkey.calls{executed}"]).toBe(1);
+    await expectCounts(t, {
+      "idemkey.replays": 2,
+      "idemkey.calls{replayed}": 2,
+      "idemkey.calls{executed}": 1,
+    });
   });
 
   it("waited: a call that waits for the same call running in another process is one wait", async () => {
-    const t = sdk();
-    const held = gate();
-    const started = gate();
+    const t = otelPipeline();
+    const held = hold();
     let runs = 0;
     const tool = defineTool({
       name: "send",
       effect: "keyed",
       run: async () => {
         runs++;
-        started.open();
-        await held.opened;
+        await held.enter();
         return "sent";
       },
     });
     const store = memoryStore();
     // The other process's claims that found the first call pending: how the test knows it is waiting.
-    let sawPending = 0;
-    const otherStore: Store = {
-      ...store,
-      async claim(key, input) {
-        const claimed = await store.claim(key, input);
-        if (claimed.status === "exists" && claimed.record.state === "pending") sawPending++;
-        return claimed;
-      },
-    };
+    const watched = watchingPending(store);
     const harness = tracedHarness({ store }, t.telemetry);
-    const other = tracedHarness({ store: otherStore, wait: { minDelayMs: 1, maxDelayMs: 5 } }, t.telemetry);
+    const other = tracedHarness(
+      { store: watched.store, wait: { minDelayMs: 1, maxDelayMs: 5 } },
+      t.telemetry,
+    );
     const first = harness.call("task", tool, { to: "a" });
-    await started.opened;
+    await held.started;
     const second = other.call("task", tool, { to: "a" });
-    await expect.poll(() => sawPending).toBeGreaterThan(0);
-    held.open();
+    await expect.poll(() => watched.sawPending()).toBeGreaterThan(0);
+    held.release();
     expect(await Promise.all([first, second])).toEqual(["sent", "sent"]);
     expect(runs).toBe(1);
-    const counts = await t.counts();
-    expect(counts["idemkey.waits{pending}"]).toBe(1);
-    expect(counts["idemkey.calls{waited}"]).toBe(1);
+    await expectCounts(t, { "idemkey.waits{pending}": 1, "idemkey.calls{waited}": 1 });
   });
 
   it("conflict: a call the owner refuses as a reused key (IdempotencyConflictError) is one conflict", async () => {
-    const t = sdk();
+    const t = otelPipeline();
     let runs = 0;
     const tool = defineTool({
       name: "charge",
@@ -195,34 +147,25 @@ describe("tracedHarness: one count per decision", () => {
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
     await expect(harness.call("task", tool, { cents: 1 })).rejects.toBeInstanceOf(IdempotencyConflictError);
     expect(runs).toBe(1); // final: not retried
-    const counts = await t.counts();
-    expect(counts["idemkey.conflicts"]).toBe(1);
-    expect(counts["idemkey.calls{failed}"]).toBe(1);
+    await expectCounts(t, { "idemkey.conflicts": 1, "idemkey.calls{failed}": 1 });
   });
 
   it("unknown surfaced, then resolved by a person: one unknown, one resolution by harness.resolve, then replays", async () => {
-    const t = sdk();
-    let sends = 0;
-    const wire = defineTool({
-      name: "wire",
-      effect: "unguarded",
-      run: () => {
-        sends++;
-        throw new Error("socket hang up");
-      },
-    });
+    const t = otelPipeline();
+    const { wire, sends } = lostWire();
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
     await expect(harness.call("task", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
-    expect((await t.counts())["idemkey.outcome_unknown"]).toBe(1);
+    await expectCounts(t, { "idemkey.outcome_unknown": 1 });
 
     const key = idempotencyKey("task", "wire", { cents: 9 });
     await harness.resolve(key, { result: "wired" }, { by: "ana" });
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
-    expect(sends).toBe(1);
-    const counts = await t.counts();
-    expect(counts["idemkey.outcome_unknown"]).toBe(1);
-    expect(counts["idemkey.resolutions{result}"]).toBe(1);
-    expect(counts["idemkey.replays"]).toBe(1);
+    expect(sends()).toBe(1);
+    await expectCounts(t, {
+      "idemkey.outcome_unknown": 1,
+      "idemkey.resolutions{result}": 1,
+      "idemkey.replays": 1,
+    });
     const resolve = t.spans().filter((s) => s.name === "resolve wire");
     expect(resolve).toHaveLength(1);
     expect(resolve[0]!.attributes).toMatchObject({
@@ -233,42 +176,19 @@ describe("tracedHarness: one count per decision", () => {
   });
 
   it("resolved by the tool's reconcile: one resolution (reconcile), the tool not re-run, the next call a replay", async () => {
-    const t = sdk();
-    let sends = 0;
-    // The owner's own record of what it did: what reconcile asks, apart from the harness.
-    const owner = new Set<string>();
-    const wire = defineTool({
-      name: "wire",
-      effect: "unguarded",
-      run: (_args, ctx) => {
-        sends++;
-        owner.add(ctx.idempotencyKey);
-        throw new Error("socket hang up");
-      },
-      reconcile: (_args, ctx) =>
-        owner.has(ctx.idempotencyKey) ? { status: "done", result: "wired" } : { status: "not_done" },
-    });
+    const t = otelPipeline();
+    const { wire, sends } = lostWire({ owner: new Set() });
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
     // The harness asks reconcile as soon as the attempt's outcome is unknown: the call returns what it found.
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
-    expect(sends).toBe(1);
-    const counts = await t.counts();
-    expect(counts["idemkey.resolutions{reconcile}"]).toBe(1);
-    expect(counts["idemkey.replays"]).toBe(1);
+    expect(sends()).toBe(1);
+    await expectCounts(t, { "idemkey.resolutions{reconcile}": 1, "idemkey.replays": 1 });
   });
 
   it("resolved by a person on the inspector's page: one resolution, counted through tracedEvents", async () => {
-    const t = sdk();
-    let sends = 0;
-    const wire = defineTool({
-      name: "wire",
-      effect: "unguarded",
-      run: () => {
-        sends++;
-        throw new Error("socket hang up");
-      },
-    });
+    const t = otelPipeline();
+    const { wire, sends } = lostWire();
     const store = memoryStore();
     const harness = tracedHarness({ store }, t.telemetry);
     await expect(harness.call("task", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
@@ -281,83 +201,70 @@ describe("tracedHarness: one count per decision", () => {
       await page.close();
     }
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
-    expect(sends).toBe(1);
-    const counts = await t.counts();
-    expect(counts["idemkey.resolutions{result}"]).toBe(1);
+    expect(sends()).toBe(1);
+    await expectCounts(t, { "idemkey.resolutions{result}": 1 });
     const resolve = t.spans().filter((s) => s.name === "resolve wire");
     expect(resolve.map((s) => s.attributes[Attr.by])).toEqual(["bo"]);
   });
 
   it("resolved as not done ({ retry: true }) is one resolution of its own, and the next call runs", async () => {
-    const t = sdk();
-    let sends = 0;
-    const wire = defineTool({
-      name: "wire",
-      effect: "unguarded",
-      run: () => {
-        sends++;
-        if (sends === 1) throw new Error("socket hang up");
-        return "wired";
-      },
-    });
+    const t = otelPipeline();
+    const { wire, sends } = lostWire({ lost: 1 });
     const harness = tracedHarness({ store: memoryStore() }, t.telemetry);
     await expect(harness.call("task", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
     await harness.resolve(idempotencyKey("task", "wire", { cents: 9 }), { retry: true }, { by: "ana" });
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
-    expect(sends).toBe(2);
-    const counts = await t.counts();
-    expect(counts["idemkey.resolutions{retry}"]).toBe(1);
-    expect(counts["idemkey.resolutions{result}"]).toBeUndefined();
+    expect(sends()).toBe(2);
+    await expectCounts(t, { "idemkey.resolutions{retry}": 1, "idemkey.resolutions{result}": undefined });
   });
 });
 
+/**
+ * An HTTP bridge's request held in its handler while a duplicate of it is refused as in flight (409), then
+ * answered (201) once let go.
+ */
+async function inFlightRefused(
+  post: (key: string, body: { slow: boolean }) => Response | Promise<Response>,
+  held: ReturnType<typeof hold>,
+): Promise<void> {
+  const slow = post("k2", { slow: true });
+  await held.started;
+  expect((await post("k2", { slow: true })).status).toBe(409);
+  held.release();
+  expect((await slow).status).toBe(201);
+}
+
 describe("owner bridges: one count per decision", () => {
   it("tracedHono: a replay, a reused key (conflict), a key in flight and an unknown outcome are counted once each", async () => {
-    const t = sdk();
-    const held = gate();
-    const started = gate();
+    const t = otelPipeline();
+    const held = hold();
     let runs = 0;
-    const app = new Hono();
-    app.post(
-      "/charges",
-      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), t.telemetry),
-      async (c) => {
-        runs++;
-        const body = await c.req.json();
-        if (body.slow) {
-          started.open();
-          await held.opened;
-        }
-        if (body.boom) throw new Error("connection reset after the charge");
-        return c.json({ charge: `ch_${runs}` }, 201);
-      },
-    );
+    const { app, post } = tracedHonoCharges(t.telemetry, async (c) => {
+      runs++;
+      const body = await c.req.json();
+      if (body.slow) {
+        await held.enter();
+      }
+      if (body.boom) throw new Error("connection reset after the charge");
+      return c.json({ charge: `ch_${runs}` }, 201);
+    });
     // Hono's own handler would print the handler's throw; the answer is what the test reads.
     app.onError((_error, c) => c.text("failed", 500));
-    const post = (key: string, body: object) =>
-      app.request("/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": key },
-        body: JSON.stringify(body),
-      });
     expect((await post("k1", { cents: 5 })).status).toBe(201);
     expect((await post("k1", { cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
     expect((await post("k1", { cents: 6 })).status).toBe(422);
-    const slow = post("k2", { slow: true });
-    await started.opened;
-    expect((await post("k2", { slow: true })).status).toBe(409);
-    held.open();
-    expect((await slow).status).toBe(201);
+    await inFlightRefused(post, held);
     expect((await post("k3", { boom: true })).status).toBe(500);
     const unknown = await post("k3", { boom: true });
     expect(unknown.status).toBe(409);
     expect(runs).toBe(3);
 
-    const counts = await t.counts();
-    expect(counts["idemkey.replays"]).toBe(1);
-    expect(counts["idemkey.conflicts"]).toBe(1);
-    expect(counts["idemkey.in_flight"]).toBe(1);
-    expect(counts["idemkey.outcome_unknown"]).toBe(1);
+    await expectCounts(t, {
+      "idemkey.replays": 1,
+      "idemkey.conflicts": 1,
+      "idemkey.in_flight": 1,
+      "idemkey.outcome_unknown": 1,
+    });
     const refusals = t
       .spans()
       .filter((s) => s.attributes[Attr.outcome] === "refused")
@@ -366,102 +273,63 @@ describe("owner bridges: one count per decision", () => {
   });
 
   it("tracedExpress: a reused key is one conflict and a key in flight one in_flight, on a real listener", async () => {
-    const t = sdk();
-    const held = gate();
-    const started = gate();
+    const t = otelPipeline();
+    const held = hold();
     let runs = 0;
-    const app = express();
-    app.post(
-      "/charges",
-      tracedExpress(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }), t.telemetry),
-      async (req, res) => {
-        runs++;
-        if (req.get("x-slow") === "1") {
-          started.open();
-          await held.opened;
-        }
-        res.status(201).json({ charge: `ch_${runs}` });
-      },
-    );
-    const server = await listen(app);
+    const charges = await tracedExpressCharges(t.telemetry, async (req, res) => {
+      runs++;
+      if (req.get("x-slow") === "1") {
+        await held.enter();
+      }
+      res.status(201).json({ charge: `ch_${runs}` });
+    });
     const post = (key: string, body: { slow?: boolean; cents?: number }) =>
-      fetch(`${baseUrl(server)}/charges`, {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "idempotency-key": key,
-          ...(body.slow ? { "x-slow": "1" } : {}),
-        },
-        body: JSON.stringify(body),
-      });
+      charges.post(key, body, body.slow ? { "x-slow": "1" } : {});
     try {
       expect((await post("k1", { cents: 5 })).status).toBe(201);
       expect((await post("k1", { cents: 5 })).status).toBe(201);
       expect((await post("k1", { cents: 6 })).status).toBe(422);
-      const slow = post("k2", { slow: true });
-      await started.opened;
-      expect((await post("k2", { slow: true })).status).toBe(409);
-      held.open();
-      expect((await slow).status).toBe(201);
+      await inFlightRefused(post, held);
     } finally {
-      server.close();
+      charges.close();
     }
     expect(runs).toBe(2);
     await expect.poll(() => t.spans().length).toBe(5);
-    const counts = await t.counts();
-    expect(counts["idemkey.replays"]).toBe(1);
-    expect(counts["idemkey.conflicts"]).toBe(1);
-    expect(counts["idemkey.in_flight"]).toBe(1);
+    await expectCounts(t, { "idemkey.replays": 1, "idemkey.conflicts": 1, "idemkey.in_flight": 1 });
   });
 
   it("tracedMcpDedupe: a replay, a reused key and a key in flight are counted once each", async () => {
-    const t = sdk();
-    const held = gate();
-    const started = gate();
+    const t = otelPipeline();
+    const held = hold();
     let runs = 0;
-    const server = new McpServer({ name: "notes", version: "1.0.0" });
-    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), t.telemetry);
-    server.registerTool(
-      "add_note",
-      { inputSchema: { text: z.string() } },
-      idempotent("add_note", async ({ text }) => {
-        runs++;
-        if (text === "slow") {
-          started.open();
-          await held.opened;
-        }
-        return { content: [{ type: "text", text }] };
-      }),
-    );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(clientSide);
-    const send = (key: string, text: string) =>
-      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: key } });
+    const notes = await tracedNotes(t.telemetry, async (text) => {
+      runs++;
+      if (text === "slow") {
+        await held.enter();
+      }
+      return { content: [{ type: "text", text }] };
+    });
+    const send = notes.call;
     try {
       await send("k-1", "hi");
       await send("k-1", "hi");
       expect((await send("k-1", "other")).isError).toBe(true);
       const slow = send("k-2", "slow");
-      await started.opened;
+      await held.started;
       expect((await send("k-2", "slow")).isError).toBe(true);
-      held.open();
+      held.release();
       expect((await slow).isError).toBeFalsy();
     } finally {
-      await client.close();
+      await notes.close();
     }
     expect(runs).toBe(2);
-    const counts = await t.counts();
-    expect(counts["idemkey.replays"]).toBe(1);
-    expect(counts["idemkey.conflicts"]).toBe(1);
-    expect(counts["idemkey.in_flight"]).toBe(1);
+    await expectCounts(t, { "idemkey.replays": 1, "idemkey.conflicts": 1, "idemkey.in_flight": 1 });
   });
 });
 
 describe("hashKeys: no span, event or counter holds a raw key", () => {
   it("tracedHarness: spans, events, exception messages and baggage carry the key's SHA-256 only", async () => {
-    const t = sdk({ hashKeys: true });
+    const t = otelPipeline({ hashKeys: true });
     const key = idempotencyKey("task", "wire", { cents: 9 });
     let baggage: string | undefined;
     let hashBaggage: string | undefined;
@@ -495,67 +363,32 @@ describe("hashKeys: no span, event or counter holds a raw key", () => {
 
   it("tracedHono, tracedExpress and tracedMcpDedupe write the key's SHA-256 only; the default writes the key", async () => {
     const key = "k-secret-8c1f";
-    const hashed = sdk({ hashKeys: true });
-    const plain = sdk();
+    const hashed = otelPipeline({ hashKeys: true });
+    const plain = otelPipeline();
     for (const t of [hashed, plain]) {
-      const app = new Hono();
-      app.post(
-        "/c",
-        tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), t.telemetry),
-        (c) => c.json({ ok: true }),
-      );
-      const post = (body: object) =>
-        app.request("/c", {
-          method: "POST",
-          headers: { "content-type": "application/json", "idempotency-key": key },
-          body: JSON.stringify(body),
-        });
-      await post({ a: 1 });
-      await post({ a: 1 });
-      await post({ a: 2 });
+      const hono = tracedHonoCharges(t.telemetry, (c) => c.json({ ok: true }), "/c");
+      await hono.post(key, { a: 1 });
+      await hono.post(key, { a: 1 });
+      await hono.post(key, { a: 2 });
 
-      const ex = express();
-      ex.post(
-        "/c",
-        tracedExpress(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }), t.telemetry),
+      const ex = await tracedExpressCharges(
+        t.telemetry,
         (_req, res) => {
           res.status(201).json({ ok: true });
         },
+        "/c",
       );
-      const server = await listen(ex);
       try {
-        for (const body of [{ a: 1 }, { a: 2 }]) {
-          await fetch(`${baseUrl(server)}/c`, {
-            method: "POST",
-            headers: { "content-type": "application/json", "idempotency-key": key },
-            body: JSON.stringify(body),
-          });
-        }
+        for (const body of [{ a: 1 }, { a: 2 }]) await ex.post(key, body);
       } finally {
-        server.close();
+        ex.close();
       }
 
-      const mcp = new McpServer({ name: "notes", version: "1.0.0" });
-      const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), t.telemetry);
-      mcp.registerTool(
-        "note",
-        { inputSchema: { text: z.string() } },
-        idempotent("note", async ({ text }) => ({ content: [{ type: "text", text }] })),
-      );
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await mcp.connect(serverSide);
-      const client = new Client({ name: "test", version: "1.0.0" });
-      await client.connect(clientSide);
+      const notes = await tracedNotes(t.telemetry, (text) => ({ content: [{ type: "text", text }] }), "note");
       try {
-        for (const text of ["hi", "hi", "other"]) {
-          await client.callTool({
-            name: "note",
-            arguments: { text },
-            _meta: { [IDEMPOTENCY_KEY_META]: key },
-          });
-        }
+        for (const text of ["hi", "hi", "other"]) await notes.call(key, text);
       } finally {
-        await client.close();
+        await notes.close();
       }
       await expect.poll(() => t.spans().length).toBe(8);
       await t.counts();

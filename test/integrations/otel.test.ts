@@ -1,29 +1,17 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { context, propagation, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { propagation, trace } from "@opentelemetry/api";
 import {
-  AggregationTemporality,
   MeterProvider,
-  MetricReader,
   PeriodicExportingMetricReader,
   type PushMetricExporter,
 } from "@opentelemetry/sdk-metrics";
 import {
   BasicTracerProvider,
-  InMemorySpanExporter,
   type ReadableSpan,
   SimpleSpanProcessor,
   type SpanExporter,
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import express from "express";
-import { Hono } from "hono";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { idempotency as expressIdempotency } from "../../src/express/index.js";
-import { idempotency } from "../../src/hono/index.js";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import {
   createHarness,
   defineTool,
@@ -31,65 +19,29 @@ import {
   idempotencyKey,
   memoryStore,
   OutcomeUnknownError,
-  type Store,
 } from "../../src/index.js";
-import { IDEMPOTENCY_KEY_META, mcpDedupe, REPLAYED_META } from "../../src/mcp/index.js";
-import {
-  Attr,
-  KEY_BAGGAGE,
-  tracedExpress,
-  tracedHarness,
-  tracedHono,
-  tracedMcpDedupe,
-} from "../../src/otel/index.js";
-import { baseUrl, listen } from "../owner/apps.js";
+import { REPLAYED_META } from "../../src/mcp/index.js";
+import { Attr, KEY_BAGGAGE, tracedHarness } from "../../src/otel/index.js";
 import { effectLog } from "../support/effect-log.js";
+import { OnDemandReader, otelPipeline, useContextManager } from "../support/otel.js";
 import { idemkeyWarnings } from "../support/warnings.js";
+import {
+  hold,
+  tracedExpressCharges,
+  tracedHonoCharges,
+  tracedNotes,
+  watchingPending,
+} from "./fixtures/otel-apps.js";
 
-/** Collects on demand: the test reads the counters after the calls, no export timer. */
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onForceFlush() {}
-  protected async onShutdown() {}
-}
+useContextManager();
+// One pipeline for the file: each test reads the counters before and after its calls, and starts with no spans.
+const otel = otelPipeline();
+const { telemetry } = otel;
+const appTracer = telemetry.tracerProvider.getTracer("app");
+afterAll(() => otel.shutdown());
+beforeEach(() => otel.reset());
 
-const contextManager = new AsyncLocalStorageContextManager();
-const exporter = new InMemorySpanExporter();
-const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-const reader = new OnDemandReader();
-const meterProvider = new MeterProvider({ readers: [reader] });
-const telemetry = { tracerProvider, meterProvider };
-const appTracer = tracerProvider.getTracer("app");
-
-beforeAll(() => {
-  context.setGlobalContextManager(contextManager.enable());
-});
-afterAll(async () => {
-  context.disable();
-  await tracerProvider.shutdown();
-  await meterProvider.shutdown();
-});
-beforeEach(() => exporter.reset());
-
-/** The counters' totals by name and attributes, e.g. `idemkey.calls{executed}`. */
-async function counters(): Promise<Record<string, number>> {
-  const { resourceMetrics } = await reader.collect();
-  const out: Record<string, number> = {};
-  for (const scope of resourceMetrics.scopeMetrics) {
-    for (const metric of scope.metrics) {
-      for (const point of metric.dataPoints) {
-        const label = point.attributes[Attr.outcome] ?? point.attributes[Attr.waitedOn];
-        const name = label === undefined ? metric.descriptor.name : `${metric.descriptor.name}{${label}}`;
-        out[name] = (out[name] ?? 0) + (point.value as number);
-      }
-    }
-  }
-  return out;
-}
-
-const spans = (name: string) => exporter.getFinishedSpans().filter((s) => s.name === name);
+const spans = (name: string) => otel.spans().filter((s) => s.name === name);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 
 /** A call made inside an app span, as an agent turn would: returns the app span's id. */
@@ -105,7 +57,7 @@ async function inTurn<T>(name: string, fn: () => Promise<T>): Promise<{ value: T
 
 describe("tracedHarness", () => {
   it("a fresh call is an execute_tool span under the caller's span, and the tool runs inside it with the key in baggage", async () => {
-    const before = await counters();
+    const before = await otel.counts();
     const seen: { baggageKey?: string; parent?: string } = {};
     const send = defineTool({
       name: "send_email",
@@ -137,7 +89,7 @@ describe("tracedHarness", () => {
     expect(seen.baggageKey).toBe(key);
     const [http] = spans("POST /send");
     expect(parentOf(http!)).toBe(span!.spanContext().spanId);
-    const after = await counters();
+    const after = await otel.counts();
     expect((after["idemkey.calls{executed}"] ?? 0) - (before["idemkey.calls{executed}"] ?? 0)).toBe(1);
   });
 
@@ -151,7 +103,7 @@ describe("tracedHarness", () => {
     const events: HarnessEvent[] = [];
     const harness = tracedHarness({ store: memoryStore(), onEvent: (e) => events.push(e) }, telemetry);
     await harness.call("task-2", note, { text: "hi" });
-    const before = await counters();
+    const before = await otel.counts();
     const { value, turn } = await inTurn("resume", () => harness.call("task-2", note, { text: "hi" }));
 
     expect(value).toEqual({ n: 1 });
@@ -165,28 +117,20 @@ describe("tracedHarness", () => {
       [Attr.key]: idempotencyKey("task-2", "add_note", { text: "hi" }),
       [Attr.attempt]: 1,
     });
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.replays"]! - (before["idemkey.replays"] ?? 0)).toBe(1);
     expect(after["idemkey.calls{replayed}"]! - (before["idemkey.calls{replayed}"] ?? 0)).toBe(1);
   });
 
   it("a call that waits for the same call says waited, in this process and for another process's claim", async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => {
-      started = resolve;
-    });
+    const held = hold();
     let runs = 0;
     const refund = defineTool({
       name: "refund",
       effect: "keyed",
       run: async () => {
         runs++;
-        started();
-        await gate;
+        await held.enter();
         return { refund: "re_1" };
       },
     });
@@ -194,25 +138,17 @@ describe("tracedHarness", () => {
     const harness = tracedHarness({ store }, telemetry);
     // Another process on the same ledger, polling quickly so the test does not sit in backoff; its claims that
     // found the first call pending say when it is waiting.
-    let sawPending = 0;
-    const otherStore: Store = {
-      ...store,
-      async claim(key, input) {
-        const claimed = await store.claim(key, input);
-        if (claimed.status === "exists" && claimed.record.state === "pending") sawPending++;
-        return claimed;
-      },
-    };
-    const other = tracedHarness({ store: otherStore, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
-    const before = await counters();
+    const watched = watchingPending(store);
+    const other = tracedHarness({ store: watched.store, wait: { minDelayMs: 1, maxDelayMs: 5 } }, telemetry);
+    const before = await otel.counts();
 
     const first = inTurn("turn-a", () => harness.call("task-3", refund, { cents: 500 }));
-    await running;
+    await held.started;
     const sameProcess = inTurn("turn-b", () => harness.call("task-3", refund, { cents: 500 }));
     const otherProcess = inTurn("turn-c", () => other.call("task-3", refund, { cents: 500 }));
-    await expect.poll(() => sawPending).toBeGreaterThan(0);
-    expect(exporter.getFinishedSpans()).toHaveLength(0);
-    release();
+    await expect.poll(() => watched.sawPending()).toBeGreaterThan(0);
+    expect(otel.spans()).toHaveLength(0);
+    held.release();
     const results = await Promise.all([first, sameProcess, otherProcess]);
 
     expect(runs).toBe(1);
@@ -227,7 +163,7 @@ describe("tracedHarness", () => {
       [Attr.outcome]: "waited",
       [Attr.waitedOn]: "pending",
     });
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.waits{in_process}"]! - (before["idemkey.waits{in_process}"] ?? 0)).toBe(1);
     expect(after["idemkey.waits{pending}"]! - (before["idemkey.waits{pending}"] ?? 0)).toBe(1);
   });
@@ -243,7 +179,7 @@ describe("tracedHarness", () => {
       },
     });
     const harness = tracedHarness({ store: memoryStore() }, telemetry);
-    const before = await counters();
+    const before = await otel.counts();
     const { turn } = await inTurn("turn", async () => {
       await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
       await expect(harness.call("task-4", wire, { cents: 9 })).rejects.toBeInstanceOf(OutcomeUnknownError);
@@ -262,7 +198,7 @@ describe("tracedHarness", () => {
       expect(span.events.some((e) => e.name === "exception")).toBe(true);
     }
     expect(first!.events.map((e) => e.name)).toContain("idemkey.outcome_unknown");
-    const after = await counters();
+    const after = await otel.counts();
     expect(after["idemkey.outcome_unknown"]! - (before["idemkey.outcome_unknown"] ?? 0)).toBe(2);
   });
 
@@ -322,22 +258,11 @@ describe("tracedHarness", () => {
 describe("tracedMcpDedupe", () => {
   it("a server-side span per tool call: executed, then replayed for the same key, refused for a reused key", async () => {
     let runs = 0;
-    const server = new McpServer({ name: "notes", version: "1.0.0" });
-    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), telemetry);
-    server.registerTool(
-      "add_note",
-      { inputSchema: { text: z.string() } },
-      idempotent("add_note", async ({ text }) => {
-        runs++;
-        return { content: [{ type: "text", text: `note ${runs}: ${text}` }] };
-      }),
-    );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(clientSide);
-    const send = (text: string) =>
-      client.callTool({ name: "add_note", arguments: { text }, _meta: { [IDEMPOTENCY_KEY_META]: "k-1" } });
+    const notes = await tracedNotes(telemetry, (text) => {
+      runs++;
+      return { content: [{ type: "text", text: `note ${runs}: ${text}` }] };
+    });
+    const send = (text: string) => notes.call("k-1", text);
     try {
       await send("hi");
       const replay = await send("hi");
@@ -346,7 +271,7 @@ describe("tracedMcpDedupe", () => {
       expect(replay._meta?.[REPLAYED_META]).toBe(true);
       expect(reused.isError).toBe(true);
     } finally {
-      await client.close();
+      await notes.close();
     }
     const calls = spans("execute_tool add_note");
     expect(calls.map((s) => [s.attributes[Attr.outcome], s.attributes[Attr.key]])).toEqual([
@@ -361,21 +286,11 @@ describe("tracedMcpDedupe", () => {
 describe("tracedHono", () => {
   it("a span per request the middleware sees: executed, replayed for the same key, refused for a reused key", async () => {
     let runs = 0;
-    const app = new Hono();
-    app.post(
-      "/charges",
-      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
-      async (c) => {
-        runs++;
-        return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
-      },
-    );
-    const post = (body: object) =>
-      app.request("/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-http-1" },
-        body: JSON.stringify(body),
-      });
+    const charges = tracedHonoCharges(telemetry, async (c) => {
+      runs++;
+      return c.json({ charge: `ch_${runs}`, body: await c.req.json() }, 201);
+    });
+    const post = (body: object) => charges.post("k-http-1", body);
     const { turn } = await inTurn("server request", async () => {
       expect((await post({ cents: 5 })).status).toBe(201);
       expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
@@ -401,28 +316,17 @@ describe("tracedHono", () => {
 describe("tracedExpress", () => {
   it("a span per request on a real listener, ended with the response: executed, replayed, refused", async () => {
     let runs = 0;
-    const app = express();
-    app.post(
-      "/charges",
-      tracedExpress(expressIdempotency({ store: memoryStore(), scope: "single-tenant" }), telemetry),
-      (_req, res) => {
-        runs++;
-        res.status(201).json({ charge: `ch_${runs}` });
-      },
-    );
-    const server = await listen(app);
-    const post = (body: object) =>
-      fetch(`${baseUrl(server)}/charges`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-express-1" },
-        body: JSON.stringify(body),
-      });
+    const charges = await tracedExpressCharges(telemetry, (_req, res) => {
+      runs++;
+      res.status(201).json({ charge: `ch_${runs}` });
+    });
+    const post = (body: object) => charges.post("k-express-1", body);
     try {
       expect((await post({ cents: 5 })).status).toBe(201);
       expect((await post({ cents: 5 })).headers.get("idempotent-replayed")).toBe("true");
       expect((await post({ cents: 6 })).status).toBe(422);
     } finally {
-      server.close();
+      charges.close();
     }
     expect(runs).toBe(1);
     await expect.poll(() => spans("idempotency POST").length).toBe(3);
@@ -525,26 +429,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedMcpDedupe: the tool call answers, the handler runs once, a replay answers, one warning", async () => {
     const effects = effectLog("otel-mcp");
     const warnings = idemkeyWarnings();
-    const server = new McpServer({ name: "notes", version: "1.0.0" });
-    const idempotent = tracedMcpDedupe(mcpDedupe({ store: memoryStore() }), brokenTelemetry(where));
-    server.registerTool(
-      "add_note",
-      { inputSchema: { text: z.string() } },
-      idempotent("add_note", async ({ text }) => {
-        effects.effect(text);
-        return { content: [{ type: "text", text: `noted: ${text}` }] };
-      }),
-    );
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new Client({ name: "test", version: "1.0.0" });
-    await client.connect(clientSide);
-    const send = () =>
-      client.callTool({
-        name: "add_note",
-        arguments: { text: "hi" },
-        _meta: { [IDEMPOTENCY_KEY_META]: "k-b" },
-      });
+    const notes = await tracedNotes(brokenTelemetry(where), (text) => {
+      effects.effect(text);
+      return { content: [{ type: "text", text: `noted: ${text}` }] };
+    });
+    const send = () => notes.call("k-b", "hi");
     try {
       const first = await send();
       const replay = await send();
@@ -554,7 +443,7 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
       expect(replay._meta?.[REPLAYED_META]).toBe(true);
       expect(effects.count("hi")).toBe(1);
     } finally {
-      await client.close();
+      await notes.close();
       effects.cleanup();
     }
     const seen = await warnings.stop();
@@ -564,21 +453,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedHono: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
     const effects = effectLog("otel-hono");
     const warnings = idemkeyWarnings();
-    const app = new Hono();
-    app.post(
-      "/charges",
-      tracedHono(idempotency({ store: memoryStore(), scope: "single-tenant" }), brokenTelemetry(where)),
-      async (c) => {
-        effects.effect("charge");
-        return c.json({ charge: "ch_1" }, 201);
-      },
-    );
-    const post = () =>
-      app.request("/charges", {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-hono-b" },
-        body: JSON.stringify({ cents: 5 }),
-      });
+    const charges = tracedHonoCharges(brokenTelemetry(where), async (c) => {
+      effects.effect("charge");
+      return c.json({ charge: "ch_1" }, 201);
+    });
+    const post = () => charges.post("k-hono-b", { cents: 5 });
     try {
       const first = await post();
       const replay = await post();
@@ -597,25 +476,11 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
   it("tracedExpress: the request is answered, the handler runs once, a replay is answered, one warning", async () => {
     const effects = effectLog("otel-express");
     const warnings = idemkeyWarnings();
-    const app = express();
-    app.post(
-      "/charges",
-      tracedExpress(
-        expressIdempotency({ store: memoryStore(), scope: "single-tenant" }),
-        brokenTelemetry(where),
-      ),
-      (_req, res) => {
-        effects.effect("charge");
-        res.status(201).json({ charge: "ch_1" });
-      },
-    );
-    const server = await listen(app);
-    const post = () =>
-      fetch(`${baseUrl(server)}/charges`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "idempotency-key": "k-express-b" },
-        body: JSON.stringify({ cents: 5 }),
-      });
+    const charges = await tracedExpressCharges(brokenTelemetry(where), (_req, res) => {
+      effects.effect("charge");
+      res.status(201).json({ charge: "ch_1" });
+    });
+    const post = () => charges.post("k-express-b", { cents: 5 });
     try {
       const first = await post();
       expect(first.status).toBe(201);
@@ -626,7 +491,7 @@ describe.each(BREAKS)("telemetry that throws at %s never changes an outcome", (w
       await replay.arrayBuffer();
       expect(effects.count("charge")).toBe(1);
     } finally {
-      server.close();
+      charges.close();
       effects.cleanup();
     }
     // The span ends when the response has finished, after the client read it.

@@ -1,29 +1,12 @@
-import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
-import {
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  SimpleSpanProcessor,
-} from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { createHarness, defineTool, memoryStore, OutcomeUnknownError, sha256Hex } from "../../src/index.js";
 import { Attr, tracedReconciler } from "../../src/otel/index.js";
 import type { ReconcilerEvent } from "../../src/reconciler/index.js";
-
-/** Collects on demand: the test reads the counters after the sweep, no export timer. */
-class OnDemandReader extends MetricReader {
-  constructor() {
-    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
-  }
-  protected async onForceFlush() {}
-  protected async onShutdown() {}
-}
+import { otelPipeline } from "../support/otel.js";
 
 describe("tracedReconciler", () => {
   it("counts every decision by outcome and makes one span each, with the key as a hash when asked", async () => {
-    const exporter = new InMemorySpanExporter();
-    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
-    const reader = new OnDemandReader();
-    const meterProvider = new MeterProvider({ readers: [reader] });
+    const t = otelPipeline({ hashKeys: true });
 
     const store = memoryStore();
     const lost = defineTool<{ n: number }, unknown>({
@@ -49,12 +32,12 @@ describe("tracedReconciler", () => {
     const own: ReconcilerEvent[] = [];
     const reconciler = tracedReconciler(
       { store, tools: [pay], id: "r-otel", onEvent: (e) => own.push(e) },
-      { tracerProvider, meterProvider, hashKeys: true },
+      t.telemetry,
     );
     await reconciler.sweep();
     expect(own.map((e) => e.type).sort()).toEqual(["reconciled", "reconciled", "undecided"]);
 
-    const spans = exporter.getFinishedSpans();
+    const spans = t.spans();
     expect(spans).toHaveLength(3);
     for (const span of spans) {
       expect(span.name).toBe("reconcile pay");
@@ -66,12 +49,12 @@ describe("tracedReconciler", () => {
     );
     expect(JSON.stringify(spans.map((s) => s.attributes))).not.toContain(keys[0]!);
 
-    const { resourceMetrics } = await reader.collect();
-    const metric = resourceMetrics.scopeMetrics
-      .flatMap((s) => s.metrics)
-      .find((m) => m.descriptor.name === "idemkey.reconciler.decisions")!;
+    await t.counts();
     const counts = Object.fromEntries(
-      metric.dataPoints.map((p) => [String(p.attributes[Attr.reconcileOutcome]), p.value]),
+      t
+        .points()
+        .filter((p) => p.name === "idemkey.reconciler.decisions")
+        .map((p) => [String(p.attributes[Attr.reconcileOutcome]), p.value]),
     );
     expect(counts).toEqual({ done: 1, not_done: 1, undecided: 1 });
   });

@@ -46,16 +46,30 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-const CLUSTER_STARTS = 6;
+/** What differs between the clusters started: the cluster tests' failover, or the bench's masters alone. */
+export interface ClusterOptions {
+  /**
+   * Replicas per master (there are three masters). With replicas, `cluster-node-timeout` is 2 s so that a failover
+   * takes seconds, not the default 15, and `startRedisCluster` waits until every replica has synced.
+   * @default 1
+   */
+  replicas?: number;
+  /** AOF on, each node with files of its own; off, a node keeps nothing on disk. @default true */
+  aof?: boolean;
+}
+
+const MASTERS = 3;
 
 /**
- * Starts a Redis Cluster of its own on free loopback ports: three masters and three replicas
+ * Starts a Redis Cluster of its own on free loopback ports: by default three masters and three replicas
  * (`redis-cli --cluster create ... --cluster-replicas 1`), AOF on, `cluster-node-timeout` 2 s so that a failover
- * takes seconds, not the default 15. `stop()` kills every node and removes the directory; call it in `afterAll`.
+ * takes seconds, not the default 15; the scale-out bench starts three masters alone, nothing on disk. `stop()`
+ * kills every node and removes the directory; call it in `afterAll`.
  */
-export async function startRedisCluster(): Promise<RedisCluster> {
+export async function startRedisCluster(options: ClusterOptions = {}): Promise<RedisCluster> {
+  const { replicas = 1, aof = true } = options;
   const dir = await mkdtemp(join(tmpdir(), "idemkey-cluster-"));
-  const ports = await freePorts(CLUSTER_STARTS, 10_000);
+  const ports = await freePorts(MASTERS * (1 + replicas), 10_000);
   const processes = ports.map((port) =>
     startProcess("redis-server", [
       "--port",
@@ -66,18 +80,21 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       "yes",
       "--cluster-config-file",
       join(dir, `nodes-${port}.conf`),
-      "--cluster-node-timeout",
-      "2000",
+      ...(replicas > 0 ? ["--cluster-node-timeout", "2000"] : []),
       "--dir",
       dir,
-      "--dbfilename",
-      `dump-${port}.rdb`,
-      "--appendonly",
-      "yes",
-      "--appendfilename",
-      `aof-${port}.aof`,
-      "--appenddirname",
-      `aof-${port}`,
+      ...(aof
+        ? [
+            "--dbfilename",
+            `dump-${port}.rdb`,
+            "--appendonly",
+            "yes",
+            "--appendfilename",
+            `aof-${port}.aof`,
+            "--appenddirname",
+            `aof-${port}`,
+          ]
+        : ["--appendonly", "no"]),
       "--save",
       "",
     ]),
@@ -123,13 +140,14 @@ export async function startRedisCluster(): Promise<RedisCluster> {
       "create",
       ...ports.map((p) => `127.0.0.1:${p}`),
       "--cluster-replicas",
-      "1",
+      `${replicas}`,
       "--cluster-yes",
     ]);
     await waitFor("the new cluster to agree", async () => {
       for (const node of nodes) {
         const info = String(await node.admin.cluster("INFO"));
-        if (!/cluster_state:ok/.test(info) || !/cluster_known_nodes:6/.test(info)) return undefined;
+        const known = info.includes(`cluster_known_nodes:${ports.length}`);
+        if (!/cluster_state:ok/.test(info) || !known) return undefined;
         // A replica that has not synced with its master yet would refuse to take over (its data is too old).
         const replication = String(await node.admin.info("replication"));
         if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) return undefined;

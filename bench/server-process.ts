@@ -1,0 +1,78 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { once } from "node:events";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/** What a bench asks the server process it loads: how many times the handler ran so far, or to stop. */
+export type BenchMessage = { type: "runs" } | { type: "close" };
+/** The handler's own count of its runs, all told and under replay keys; a bench may count more (`R`). */
+export interface HandlerRuns {
+  runs: number;
+  replayRuns: number;
+}
+/** What the server process tells its bench over IPC: its port, then the handler's counts each time it is asked. */
+export type ServerMessage<R extends HandlerRuns = HandlerRuns> =
+  | { type: "ready"; port: number }
+  | ({ type: "runs" } & R);
+
+/** A server process a bench loads, driven over IPC. */
+export interface ServerProcess<R extends HandlerRuns> {
+  port: number;
+  /** The handler's counts once no request is still reaching it. */
+  runs(): Promise<R>;
+  close(): Promise<void>;
+}
+
+/**
+ * Forks `script` (which answers with {@link ServerMessage}s) and waits for it to listen. The server gets a process
+ * (and, on two cores, a core) of its own, so that autocannon's client work does not run on the event loop being
+ * measured; fork() passes on tsx's loader flags through `execArgv`, process.execArgv unless told otherwise. `what`
+ * names the server in errors; `quietMs` is how long `runs()` waits between asks for the count to stop moving.
+ */
+export async function startServerProcess<R extends HandlerRuns>(
+  what: string,
+  script: string,
+  args: readonly string[],
+  options: { quietMs: number; execArgv?: string[] },
+): Promise<ServerProcess<R>> {
+  const child: ChildProcess = fork(script, args, {
+    execArgv: options.execArgv ?? process.execArgv,
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const next = () =>
+    new Promise<ServerMessage<R>>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`${what} exited with ${code}`));
+      child.once("exit", onExit);
+      child.once("message", (message: ServerMessage<R>) => {
+        child.off("exit", onExit);
+        resolve(message);
+      });
+    });
+  const first = await next();
+  if (first.type !== "ready") throw new Error(`${what} said ${JSON.stringify(first)}`);
+  const ask = async (): Promise<R> => {
+    const reply = next();
+    child.send({ type: "runs" } satisfies BenchMessage);
+    const message = await reply;
+    if (message.type !== "runs") throw new Error(`${what} said ${JSON.stringify(message)}`);
+    const { type: _, ...runs } = message;
+    return runs as unknown as R;
+  };
+  return {
+    port: first.port,
+    async runs() {
+      // Requests autocannon left in flight when it stopped may still reach the handler: wait until none does.
+      let last = await ask();
+      for (;;) {
+        await sleep(options.quietMs);
+        const now = await ask();
+        if (now.runs === last.runs) return now;
+        last = now;
+      }
+    },
+    async close() {
+      const exited = once(child, "exit");
+      child.send({ type: "close" } satisfies BenchMessage);
+      await exited;
+    },
+  };
+}
