@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency } from "../../src/hono/index.js";
 import {
+  createHarness,
   defineTool,
   IdempotencyConflictError,
   idempotencyKey,
@@ -20,6 +21,7 @@ import {
   tracedHono,
   tracedMcpDedupe,
 } from "../../src/otel/index.js";
+import { fakeTime, flush } from "../harness/support.js";
 import { serve } from "../inspector/support.js";
 import { type OtelPipeline, otelPipeline, useContextManager } from "../support/otel.js";
 import {
@@ -216,6 +218,46 @@ describe("tracedHarness: one count per decision", () => {
     expect(await harness.call("task", wire, { cents: 9 })).toBe("wired");
     expect(sends()).toBe(2);
     await expectCounts(t, { "idemkey.resolutions{retry}": 1, "idemkey.resolutions{result}": undefined });
+  });
+});
+
+describe("tracedHarness: a late completion", () => {
+  it("a worker stalled past its lease whose result lands after a taker found the outcome unknown: one resolution (late_completion)", async () => {
+    const t = otelPipeline();
+    const time = fakeTime();
+    const store = memoryStore({ clock: time.clock });
+    let stall = true;
+    let sends = 0;
+    const post = defineTool({
+      name: "post",
+      effect: "unguarded",
+      run: async () => {
+        if (stall) await time.sleep(10_000);
+        return ++sends;
+      },
+    });
+    // The stalled worker's renewals (every leaseMs / 3) never come: its event loop is blocked.
+    const stalled = tracedHarness(
+      {
+        store,
+        clock: time.clock,
+        sleep: (ms) => (ms === 1_000 ? new Promise<void>(() => {}) : time.sleep(ms)),
+        leaseMs: 3_000,
+      },
+      t.telemetry,
+    );
+    const slow = stalled.call("task", post, {});
+    await flush();
+    stall = false;
+    const taker = createHarness({ store, clock: time.clock, sleep: time.sleep, leaseMs: 3_000 });
+    await expect(time.run(taker.call("task", post, {}))).rejects.toBeInstanceOf(OutcomeUnknownError);
+    expect(await time.run(slow)).toBe(1);
+    expect(await taker.call("task", post, {})).toBe(1);
+    expect(sends).toBe(1);
+    await expectCounts(t, {
+      "idemkey.resolutions{late_completion}": 1,
+      "idemkey.calls{executed}": 1,
+    });
   });
 });
 
