@@ -1,7 +1,9 @@
 import express from "express";
+import Fastify from "fastify";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency, keepRawBody } from "../../src/express/index.js";
+import { idempotency as fastifyIdempotency } from "../../src/fastify/index.js";
 import { lookupReconcile } from "../../src/fetch/index.js";
 import { idempotency } from "../../src/hono/index.js";
 import { memoryStore } from "../../src/store/memory.js";
@@ -193,6 +195,61 @@ describe("the owner's key lookup (option lookup)", () => {
       expect(effects).toEqual(["acct-a"]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("Fastify: the same answers, with no route of the app's at the lookup path; a bare lookup is refused", async () => {
+    const effects: string[] = [];
+    const app = Fastify({ logger: false });
+    await app.register(
+      fastifyIdempotency({
+        store: memoryStore(),
+        scope: (request) => String(request.headers["x-account"] ?? ""),
+        lookup: LOOKUP,
+      }),
+    );
+    app.post("/v1/charges", async (request, reply) => {
+      effects.push(String(request.headers["x-account"]));
+      return reply.code(201).send({ charged: (request.body as { amount: number }).amount });
+    });
+    try {
+      const sent = await app.inject({
+        method: "POST",
+        url: "/v1/charges",
+        headers: { "x-account": "acct-a", "idempotency-key": KEY, "content-type": "application/json" },
+        payload: JSON.stringify({ amount: 4 }),
+      });
+      expect(sent.statusCode).toBe(201);
+      const look = async (account: string, key?: string) => {
+        const r = await app.inject({
+          method: "GET",
+          url: LOOKUP,
+          headers: { "x-account": account, ...(key === undefined ? {} : { "idempotency-key": key }) },
+        });
+        return { status: r.statusCode, type: r.headers["content-type"], body: r.json() };
+      };
+      expect(await look("acct-a", KEY)).toEqual({
+        status: 200,
+        type: "application/json",
+        body: {
+          key: KEY,
+          state: "completed",
+          status: 201,
+          body: JSON.stringify({ charged: 4 }),
+          contentType: "application/json; charset=utf-8",
+        },
+      });
+      expect(await look("acct-b", KEY)).toEqual({
+        status: 200,
+        type: "application/json",
+        body: { key: KEY, state: "unknown" },
+      });
+      const bare = await look("acct-a");
+      expect(bare.status).toBe(400);
+      expect(bare.type).toBe("application/problem+json");
+      expect(effects).toEqual(["acct-a"]);
+    } finally {
+      await app.close();
     }
   });
 });
