@@ -1,8 +1,7 @@
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { createHarness, defineTool, memoryStore, OutcomeUnknownError } from "../../src/index.js";
-import { createReconciler } from "../../src/reconciler/index.js";
 import { effectOnce, effectOnceLookup } from "../../src/sqlite/index.js";
+import { reconcileLostOrders } from "./effect-once-scenario.js";
 
 describe("effectOnceLookup: an effectOnce owner answers from its own table", () => {
   it("completed with the result once the effect committed, unknown before and after a rollback", () => {
@@ -31,33 +30,10 @@ describe("effectOnceLookup: an effectOnce owner answers from its own table", () 
         { key },
         (d) => d.prepare("INSERT INTO orders (n) VALUES (?) RETURNING id").get(n) as { id: number },
       );
-    const lost = defineTool<{ n: number }, { id: number }>({
-      name: "order",
-      effect: "unguarded",
-      run: (args, ctx) => {
-        // Even n reach the owner and commit; every answer is lost.
-        if (args.n % 2 === 0) place(args.n, ctx.idempotencyKey);
-        throw new Error("socket hang up");
-      },
+    await reconcileLostOrders({
+      place,
+      lookup: (key) => effectOnceLookup<{ id: number }>(db, { key }),
     });
-    const store = memoryStore();
-    const harness = createHarness({ store, retry: { retries: 0 } });
-    for (let n = 0; n < 4; n++) {
-      await expect(harness.call("task", lost, { n })).rejects.toBeInstanceOf(OutcomeUnknownError);
-    }
-    const order = defineTool<{ n: number }, { id: number }>({
-      name: "order",
-      effect: "unguarded",
-      run: (args, ctx) => place(args.n, ctx.idempotencyKey).result,
-      reconcile: (_, ctx) => {
-        const found = effectOnceLookup<{ id: number }>(db, { key: ctx.idempotencyKey });
-        return found.state === "completed"
-          ? { status: "done", result: found.result }
-          : { status: "not_done" };
-      },
-    });
-    expect(await createReconciler({ store, tools: [order] }).sweep()).toMatchObject({ done: 2, notDone: 2 });
-    for (let n = 0; n < 4; n++) await harness.call("task", order, { n });
     const counts = db.prepare("SELECT n, count(*) AS c FROM orders GROUP BY n ORDER BY n").all();
     expect(counts).toEqual([0, 1, 2, 3].map((n) => ({ n, c: 1 })));
   });

@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { createHarness, defineTool, memoryStore, OutcomeUnknownError } from "../../src/index.js";
 import { effectOnce, effectOnceLookup } from "../../src/postgres/index.js";
-import { createReconciler } from "../../src/reconciler/index.js";
 import { postgresService } from "../support/services.js";
+import { reconcileLostOrders } from "./effect-once-scenario.js";
 
 // The PostgreSQL half of effect-once-lookup.test.ts: the owner answers a key lookup from effectOnce's own table,
 // on the shared server, in tables of this run's own. Orders are counted in the owner's table, never through idemkey.
@@ -71,33 +70,10 @@ const pool = new pg.Pool({ connectionString: service.url, max: 4 });
   });
 
   it("is a reconcile: the reconciler decides unknown outcomes from the owner's table, and nothing runs twice", async () => {
-    const lost = defineTool<{ n: number }, { id: number }>({
-      name: "order",
-      effect: "unguarded",
-      run: async (args, ctx) => {
-        // Even n reach the owner and commit; every answer is lost.
-        if (args.n % 2 === 0) await place(100 + args.n, ctx.idempotencyKey);
-        throw new Error("socket hang up");
-      },
+    await reconcileLostOrders({
+      place: (n, key) => place(100 + n, key),
+      lookup: (key) => effectOnceLookup<{ id: number }>(pool, { key, table: keys }),
     });
-    const store = memoryStore();
-    const harness = createHarness({ store, retry: { retries: 0 } });
-    for (let n = 0; n < 4; n++) {
-      await expect(harness.call("task", lost, { n })).rejects.toBeInstanceOf(OutcomeUnknownError);
-    }
-    const order = defineTool<{ n: number }, { id: number }>({
-      name: "order",
-      effect: "unguarded",
-      run: async (args, ctx) => (await place(100 + args.n, ctx.idempotencyKey)).result,
-      reconcile: async (_, ctx) => {
-        const found = await effectOnceLookup<{ id: number }>(pool, { key: ctx.idempotencyKey, table: keys });
-        return found.state === "completed"
-          ? { status: "done", result: found.result }
-          : { status: "not_done" };
-      },
-    });
-    expect(await createReconciler({ store, tools: [order] }).sweep()).toMatchObject({ done: 2, notDone: 2 });
-    for (let n = 0; n < 4; n++) await harness.call("task", order, { n });
     const { rows } = await pool.query(
       `SELECT n, count(*)::int AS c FROM "${orders}" WHERE n >= 100 GROUP BY n ORDER BY n`,
     );
