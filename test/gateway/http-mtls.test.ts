@@ -1,91 +1,23 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
+import { type Holder, testPki } from "./pki.js";
 import { startHttpGateway, tempRuns } from "./support.js";
 
 // `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
-// which counts its effects in its own file), with certificates made here by `openssl`: a CA, the gateway's
-// certificate, two clients the CA signed (alice and bob) and one it did not.
+// which counts its effects in its own file), with the certificates of test/gateway/pki.ts: a CA, the gateway's
+// certificate, two clients the CA signed (alice and bob) and one it did not (mallory).
 const runs = tempRuns("idemkey-gateway-mtls-");
-const pki = join(runs.dir, "pki");
-
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: pki, stdio: "pipe" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A key and a certificate for `subject`, signed by the test CA (or by itself, with `selfSigned`). */
-function certificate(name: string, subject: string, options: { selfSigned?: boolean; ext?: string } = {}) {
-  if (options.selfSigned) {
-    openssl(
-      "req",
-      "-x509",
-      ...EC,
-      "-keyout",
-      `${name}.key`,
-      "-out",
-      `${name}.crt`,
-      "-days",
-      "1",
-      "-subj",
-      subject,
-    );
-    return;
-  }
-  openssl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
-  const ext = [];
-  if (options.ext) {
-    writeFileSync(join(pki, `${name}.ext`), options.ext);
-    ext.push("-extfile", `${name}.ext`);
-  }
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    `${name}.crt`,
-    "-days",
-    "1",
-    ...ext,
-  );
-}
-
-beforeAll(() => {
-  mkdirSync(pki);
-  openssl(
-    "req",
-    "-x509",
-    ...EC,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=idemkey test CA",
-  );
-  certificate("gateway", "/CN=127.0.0.1", { ext: "subjectAltName=IP:127.0.0.1\n" });
-  certificate("alice", "/O=acme/CN=alice");
-  certificate("bob", "/O=acme/CN=bob");
-  certificate("mallory", "/O=acme/CN=alice", { selfSigned: true });
-});
+const pki = testPki(runs.dir);
 
 const setup = (scope: "subject" | "fingerprint") =>
   startHttpGateway(runs.next(), [
     "--tls-cert",
-    join(pki, "gateway.crt"),
+    pki.file("gateway", "crt"),
     "--tls-key",
-    join(pki, "gateway.key"),
+    pki.file("gateway", "key"),
     "--tls-ca",
-    join(pki, "ca.crt"),
+    pki.file("ca", "crt"),
     "--scope-mtls",
     scope,
   ]);
@@ -97,18 +29,18 @@ interface Answer {
 }
 
 /** A POST over HTTPS that trusts the test CA, presenting `client`'s certificate (or none). */
-function post(url: string, client: string | undefined, key: string, body: string): Promise<Answer> {
+function post(url: string, client: Holder | undefined, key: string, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/effect`,
       {
         method: "POST",
-        ca: readFileSync(join(pki, "ca.crt")),
+        ca: pki.read("ca", "crt"),
         ...(client === undefined
           ? {}
           : {
-              cert: readFileSync(join(pki, `${client}.crt`)),
-              key: readFileSync(join(pki, `${client}.key`)),
+              cert: pki.read(client, "crt"),
+              key: pki.read(client, "key"),
             }),
         headers: { "idempotency-key": key, "content-type": "application/json" },
         agent: false,
@@ -196,9 +128,9 @@ describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => 
       "--scope-mtls without a CA",
       [
         "--tls-cert",
-        join(pki, "gateway.crt"),
+        pki.file("gateway", "crt"),
         "--tls-key",
-        join(pki, "gateway.key"),
+        pki.file("gateway", "key"),
         "--scope-mtls",
         "subject",
       ],
@@ -221,12 +153,14 @@ describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => 
 });
 
 describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeError naming the option", () => {
-  it.each([
+  // Both gateways listen through src/gateway/tls.ts, and say the same of the same TLS options.
+  const tlsCases: [object, RegExp][] = [
     [{ scopeMtls: "subject" }, /options.scopeMtls needs options.tls.ca/],
     [{ scopeMtls: "email", tls: { cert: "c", key: "k", ca: "a" } }, /options.scopeMtls must be/],
     [{ scopeMtls: "subject", scopeHeader: "x-api-key", tls: { cert: "c", key: "k", ca: "a" } }, /two scopes/],
     [{ tls: { cert: "c" } }, /options.tls must have a cert and a key/],
-  ])("httpGateway %j", async (extra, message) => {
+  ];
+  it.each(tlsCases)("httpGateway %j", async (extra, message) => {
     const { httpGateway } = await import("../../src/gateway/index.js");
     const { memoryStore } = await import("../../src/index.js");
     await expect(
@@ -239,6 +173,7 @@ describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeEr
     [{ upstream: () => ({}), path: "mcp" }, /options.path must start with/],
     [{ upstream: () => ({}), scopeHeader: "x api" }, /options.scopeHeader must be a header name/],
     [{ upstream: () => ({}), waitMs: -1 }, /options.waitMs/],
+    ...tlsCases.map(([extra, message]): [object, RegExp] => [{ upstream: () => ({}), ...extra }, message]),
   ])("mcpHttpGateway %#", async (extra, message) => {
     const { mcpHttpGateway } = await import("../../src/gateway/index.js");
     const { memoryStore } = await import("../../src/index.js");

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,6 +11,8 @@ import { lineReader } from "../support/lines.js";
 // What the gateway tests set up around the gateway: the upstreams, the gateway itself from the CLI, the folders
 // they write in. Effects are read back from the upstreams' own files, never through idemkey.
 const EFFECT_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
+const MCP_UPSTREAM = fileURLToPath(new URL("./fixtures/http-upstream.mjs", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Polls `check` every 50 ms until it gives something truthy, and resolves with it; gives up after 30 s. */
 export async function until<T>(check: () => T | undefined | false): Promise<T> {
@@ -73,6 +75,22 @@ export async function effectServer(run: string): Promise<{ url: string; effects:
   const log = join(run, "effects.log");
   started(spawn("python3", [EFFECT_SERVER, portFile, log], { stdio: "ignore" }));
   return { url: `http://127.0.0.1:${await portFrom(portFile)}`, effects: () => lines(log) };
+}
+
+/**
+ * The upstream MCP server over Streamable HTTP (test/gateway/fixtures/http-upstream.mjs) writing in `run`, answering
+ * JSON (`json`) or over SSE (`sse`): its URL, its process, and `effects()`, the lines its tools appended to its own
+ * file.
+ */
+export async function mcpUpstream(run: string, mode: "json" | "sse") {
+  const effects = join(run, "effects.log");
+  writeFileSync(effects, "");
+  const portFile = join(run, "port");
+  const child = started(
+    spawn(process.execPath, [MCP_UPSTREAM, portFile, effects, mode], { cwd: ROOT, stdio: "ignore" }),
+  );
+  const port = await portFrom(portFile);
+  return { url: `http://127.0.0.1:${port}/mcp`, effects: () => lines(effects), child };
 }
 
 /**
