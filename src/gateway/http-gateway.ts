@@ -3,14 +3,7 @@ import { idempotencyEngine } from "../owner/engine.js";
 import { keyFieldsOf } from "../owner/node-headers.js";
 import { type IdempotencyOptions, SINGLE_TENANT } from "../owner/options.js";
 import type { OwnerResponse } from "../owner/problem.js";
-import {
-  certificateScope,
-  checkTls,
-  type GatewayTls,
-  listen,
-  refusedUncertified,
-  type ScopeMtls,
-} from "./tls.js";
+import { certificateScope, checkTls, listen, refusedUncertified, type TlsOptions } from "./tls.js";
 
 /** A running HTTP gateway. */
 export interface HttpGateway {
@@ -19,7 +12,7 @@ export interface HttpGateway {
   close(): Promise<void>;
 }
 
-export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMessage>, "scope"> {
+export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMessage>, "scope">, TlsOptions {
   /** The HTTP API the gateway fronts: requests go to this origin with their path and query. */
   upstream: string;
   /**
@@ -28,19 +21,6 @@ export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMess
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
-  /**
-   * Listens with TLS (HTTPS) with this certificate and private key (PEM). With `ca`, every client must present a
-   * certificate that `ca` signed: a request without one is answered `401` (problem+json), and with `scopeMtls` the
-   * certificate names the caller.
-   * @example tls: { cert: readFileSync("gateway.crt"), key: readFileSync("gateway.key"), ca: readFileSync("clients-ca.crt") }
-   */
-  tls?: GatewayTls;
-  /**
-   * Takes the scope from the client certificate: its `subject` (the distinguished name, such as
-   * `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
-   * certificate). Needs `tls.ca`; not with `scopeHeader`.
-   */
-  scopeMtls?: ScopeMtls;
   /** @default "127.0.0.1" */
   host?: string;
   /** @default 0 (a free port) */

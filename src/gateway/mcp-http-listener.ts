@@ -3,14 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { numberOption } from "../options/number-option.js";
 import { type McpGateway, mcpGateway } from "./mcp-gateway.js";
 import { type GatewayTransport, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
-import {
-  certificateScope,
-  checkTls,
-  type GatewayTls,
-  listen,
-  refusedUncertified,
-  type ScopeMtls,
-} from "./tls.js";
+import { certificateScope, checkTls, listen, refusedUncertified, type TlsOptions } from "./tls.js";
 
 /** A running MCP gateway that answers clients over Streamable HTTP. */
 export interface McpHttpGateway {
@@ -20,7 +13,9 @@ export interface McpHttpGateway {
   close(): Promise<void>;
 }
 
-export interface McpHttpGatewayOptions extends Omit<McpGatewayOptions, "client" | "upstream" | "scope"> {
+export interface McpHttpGatewayOptions
+  extends Omit<McpGatewayOptions, "client" | "upstream" | "scope">,
+    TlsOptions {
   /**
    * Opens one connection to the upstream MCP server, called once per client session: each client initializes
    * its own upstream session, as it would talking to the server itself.
@@ -34,20 +29,6 @@ export interface McpHttpGatewayOptions extends Omit<McpGatewayOptions, "client" 
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
-  /**
-   * Listens with TLS (HTTPS) with this certificate and private key (PEM). With `ca`, every client must present a
-   * certificate that `ca` signed: a request without one is answered `401` (problem+json) and reaches no session,
-   * and with `scopeMtls` the certificate names the caller.
-   * @example tls: { cert: readFileSync("gateway.crt"), key: readFileSync("gateway.key"), ca: readFileSync("clients-ca.crt") }
-   */
-  tls?: GatewayTls;
-  /**
-   * Takes a session's scope from the client certificate it starts with: its `subject` (the distinguished name, such
-   * as `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
-   * certificate); the session's later requests must come with a certificate that names the same caller. Needs
-   * `tls.ca`; not with `scopeHeader`.
-   */
-  scopeMtls?: ScopeMtls;
   /** The scope of every session when there is no `scopeHeader` nor `scopeMtls`. @default "" */
   scope?: string;
   /** @default "127.0.0.1" */

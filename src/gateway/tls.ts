@@ -22,6 +22,24 @@ export interface GatewayTls {
 /** What of a client certificate names the caller. */
 export type ScopeMtls = "subject" | "fingerprint";
 
+/** How a gateway listens with TLS and who its clients' certificates say they are: the same for both gateways. */
+export interface TlsOptions {
+  /**
+   * Listens with TLS (HTTPS) with this certificate and private key (PEM). With `ca`, every client must present a
+   * certificate that `ca` signed: a request without one is answered `401` (problem+json) and goes no further, and
+   * with `scopeMtls` the certificate names the caller.
+   * @example tls: { cert: readFileSync("gateway.crt"), key: readFileSync("gateway.key"), ca: readFileSync("clients-ca.crt") }
+   */
+  tls?: GatewayTls;
+  /**
+   * Takes the scope from the client certificate: its `subject` (the distinguished name, such as
+   * `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
+   * certificate). The MCP gateway reads it when a session starts, and refuses the session's later requests that
+   * come with a certificate naming another caller. Needs `tls.ca`; not with `scopeHeader`.
+   */
+  scopeMtls?: ScopeMtls;
+}
+
 /** Throws a `TypeError` naming the option when `tls` or `scopeMtls` cannot be used (with `scopeHeader`). */
 export function checkTls(tls: unknown, scopeMtls: unknown, scopeHeader: unknown): void {
   const given = tls as GatewayTls | undefined;

@@ -2,7 +2,7 @@ import { request } from "node:https";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
 import { type Holder, testPki } from "./pki.js";
-import { startHttpGateway, tempRuns } from "./support.js";
+import { scopesIn, startHttpGateway, tempRuns } from "./support.js";
 
 // `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
 // which counts its effects in its own file), with the certificates of test/gateway/pki.ts: a CA, the gateway's
@@ -11,16 +11,7 @@ const runs = tempRuns("idemkey-gateway-mtls-");
 const pki = testPki(runs.dir);
 
 const setup = (scope: "subject" | "fingerprint") =>
-  startHttpGateway(runs.next(), [
-    "--tls-cert",
-    pki.file("gateway", "crt"),
-    "--tls-key",
-    pki.file("gateway", "key"),
-    "--tls-ca",
-    pki.file("ca", "crt"),
-    "--scope-mtls",
-    scope,
-  ]);
+  startHttpGateway(runs.next(), [...pki.flags(), "--scope-mtls", scope]);
 
 interface Answer {
   status: number;
@@ -72,21 +63,7 @@ describe("idemkey gateway http with mTLS: the client certificate is the scope", 
     expect(bob.headers["idempotent-replayed"]).toBeUndefined();
     expect(effects()).toHaveLength(2);
     // The inspector names each key's caller by its certificate.
-    const { stdout, code } = await runCli([
-      "inspect",
-      "--store",
-      `sqlite:${db}`,
-      "--list",
-      "--redact",
-      "none",
-    ]);
-    expect(code).toBe(0);
-    const scopes = stdout
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { scope: string }).scope)
-      .sort();
-    expect(scopes).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
+    expect(await scopesIn(db)).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
   });
 
   it("a client without a certificate, or with one the CA did not sign, is refused with problem+json", async () => {
@@ -126,14 +103,7 @@ describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => 
     ["a CA without the gateway's certificate", ["--tls-ca", "ca.crt"], /--tls-ca needs/],
     [
       "--scope-mtls without a CA",
-      [
-        "--tls-cert",
-        pki.file("gateway", "crt"),
-        "--tls-key",
-        pki.file("gateway", "key"),
-        "--scope-mtls",
-        "subject",
-      ],
+      [...pki.flags({ ca: false }), "--scope-mtls", "subject"],
       /--scope-mtls needs --tls-ca/,
     ],
     ["an unknown --scope-mtls", ["--scope-mtls", "email"], /subject or fingerprint/],

@@ -10,7 +10,7 @@ import { IDEMPOTENCY_KEY_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { runCli } from "../support/cli.js";
 import { type Holder, testPki } from "./pki.js";
-import { mcpUpstream, startGateway, tempRuns } from "./support.js";
+import { mcpUpstream, scopesIn, startGateway, tempRuns } from "./support.js";
 
 // The MCP gateway's Streamable HTTP listener with TLS and `scopeMtls`, in front of the MCP server of
 // test/gateway/fixtures/http-upstream.mjs (which counts its effects in its own file), with the certificates of
@@ -124,21 +124,7 @@ describe("mcpHttpGateway with mTLS: a session's scope is its client certificate"
         await bob.client.close();
       }
       // The inspector names each key's caller by its certificate.
-      const { stdout, code } = await runCli([
-        "inspect",
-        "--store",
-        `sqlite:${gw.db}`,
-        "--list",
-        "--redact",
-        "none",
-      ]);
-      expect(code).toBe(0);
-      const scopes = stdout
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => (JSON.parse(line) as { scope: string }).scope)
-        .sort();
-      expect(scopes).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
+      expect(await scopesIn(gw.db)).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
     } finally {
       await gw.close();
     }
@@ -180,12 +166,7 @@ describe("idemkey gateway mcp --listen with --tls-*", () => {
     const run = runs.next();
     const up = await mcpUpstream(run, "json");
     const gw = await startGateway("mcp", join(run, "gateway.db"), [
-      "--tls-cert",
-      pki.file("gateway", "crt"),
-      "--tls-key",
-      pki.file("gateway", "key"),
-      "--tls-ca",
-      pki.file("ca", "crt"),
+      ...pki.flags(),
       "--scope-mtls",
       "fingerprint",
       "--upstream-url",
@@ -207,36 +188,14 @@ describe("idemkey gateway mcp --listen with --tls-*", () => {
   const cases: [string, string[], RegExp][] = [
     [
       "--scope-mtls without --tls-ca",
-      [
-        "--listen",
-        "0",
-        "--tls-cert",
-        pki.file("gateway", "crt"),
-        "--tls-key",
-        pki.file("gateway", "key"),
-        "--scope-mtls",
-        "subject",
-      ],
+      ["--listen", "0", ...pki.flags({ ca: false }), "--scope-mtls", "subject"],
       /--scope-mtls needs --tls-ca/,
     ],
     ["--tls-cert without --listen", ["--tls-cert", pki.file("gateway", "crt")], /--tls-cert needs --listen/],
     ["--scope-mtls without --listen", ["--scope-mtls", "subject"], /--scope-mtls needs --listen/],
     [
       "--scope-mtls with --scope-header",
-      [
-        "--listen",
-        "0",
-        "--scope-header",
-        "x-api-key",
-        "--tls-cert",
-        pki.file("gateway", "crt"),
-        "--tls-key",
-        pki.file("gateway", "key"),
-        "--tls-ca",
-        pki.file("ca", "crt"),
-        "--scope-mtls",
-        "subject",
-      ],
+      ["--listen", "0", "--scope-header", "x-api-key", ...pki.flags(), "--scope-mtls", "subject"],
       /two scopes/,
     ],
   ];

@@ -82,5 +82,16 @@ export function testPki(parent: string) {
   });
 
   const file = (name: Holder, kind: "crt" | "key") => join(dir, `${name}.${kind}`);
-  return { file, read: (name: Holder, kind: "crt" | "key") => readFileSync(file(name, kind)) };
+  return {
+    file,
+    read: (name: Holder, kind: "crt" | "key") => readFileSync(file(name, kind)),
+    /** `--tls-cert` and `--tls-key` with the gateway's files, and `--tls-ca` with the CA's unless `ca` is false. */
+    flags: ({ ca = true }: { ca?: boolean } = {}) => [
+      "--tls-cert",
+      file("gateway", "crt"),
+      "--tls-key",
+      file("gateway", "key"),
+      ...(ca ? ["--tls-ca", file("ca", "crt")] : []),
+    ],
+  };
 }

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach } from "vitest";
 import { onCleanup } from "../support/cleanup.js";
-import { startCli } from "../support/cli.js";
+import { runCli, startCli } from "../support/cli.js";
 import { lineReader } from "../support/lines.js";
 
 // What the gateway tests set up around the gateway: the upstreams, the gateway itself from the CLI, the folders
@@ -120,6 +120,17 @@ export async function startHttpGateway(run: string, flags: string[]) {
   const db = join(run, "gateway.db");
   const { url } = await startGateway("http", db, ["--upstream", upstream.url, ...flags]);
   return { url, effects: upstream.effects, db };
+}
+
+/** The scopes of the keys recorded in the SQLite file `db`, as `idemkey inspect --list` prints them, sorted. */
+export async function scopesIn(db: string): Promise<string[]> {
+  const { stdout, code } = await runCli(["inspect", "--store", `sqlite:${db}`, "--list", "--redact", "none"]);
+  if (code !== 0) throw new Error(`idemkey inspect exited ${code}`);
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { scope: string }).scope)
+    .sort();
 }
 
 /** Entities named `name` in server-memory's own file (one JSON object a line). */
