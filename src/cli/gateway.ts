@@ -10,7 +10,8 @@ import { whole } from "./whole.js";
 
 export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>] [--derive-keys <scope>] [--wait-ms <n>]
                       [--call-timeout-ms <n>]
-                      [--listen [<host>:]<port> [--scope-header <name>] [--session-idle-ms <n>]]
+                      [--listen [<host>:]<port> [--scope-header <name>] [--session-idle-ms <n>]
+                       [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]]
                       (-- <command> [args...] | --upstream-url <http://host:port/mcp>)
       Starts <command> as a stdio MCP server (or reaches one over Streamable HTTP at --upstream-url)
       and answers an MCP client on this process's stdio (or over Streamable HTTP at
@@ -22,6 +23,8 @@ export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>
       --scope-header with --listen, the request header naming the caller; keys are per caller.
       --session-idle-ms  with --listen, closes a session (and its upstream connection) idle this long
                      (default 1800000).
+      --tls-cert, --tls-key, --tls-ca, --scope-mtls  with --listen, as for gateway http below (https://
+                     <host>:<port>/mcp; with --scope-mtls a session is its client certificate's).
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
                        [--scope-header <name>] [--max-body-bytes <n>]
                        [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]
@@ -86,6 +89,13 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
     throw new UsageError("--session-idle-ms needs --listen: a stdio gateway has one session");
   }
   if (values["derive-keys"] === "") throw new UsageError("--derive-keys needs a scope name");
+  const stdioTls = TLS_FLAGS.find((flag) => values[flag] !== undefined && listen === undefined);
+  if (stdioTls !== undefined) {
+    throw new UsageError(
+      `--${stdioTls} needs --listen: a stdio gateway answers on its stdio, not over HTTPS`,
+    );
+  }
+  const { tls, mtls } = tlsFlags(values, header);
 
   const opened = await openWritable(values.store);
   const transports = await sdk();
@@ -117,6 +127,8 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
         port: listen.port,
         ...(header === undefined ? {} : { scopeHeader: header }),
         ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
+        ...(tls === undefined ? {} : { tls }),
+        ...(mtls === undefined ? {} : { scopeMtls: mtls }),
       });
     } catch (error) {
       await opened.close().catch(() => {});
@@ -171,6 +183,7 @@ function parse(argv: string[]) {
       "upstream-url": { type: "string" },
       "scope-header": { type: "string" },
       "session-idle-ms": { type: "string" },
+      ...TLS_OPTIONS,
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -231,17 +244,7 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const maxBodyBytes = whole("--max-body-bytes", values["max-body-bytes"], 1);
-  const tls = tlsFiles(values["tls-cert"], values["tls-key"], values["tls-ca"]);
-  const mtls = values["scope-mtls"];
-  if (mtls !== undefined) {
-    if (mtls !== "subject" && mtls !== "fingerprint") {
-      throw new UsageError(`--scope-mtls must be subject or fingerprint, got "${mtls}"`);
-    }
-    if (tls?.ca === undefined)
-      throw new UsageError("--scope-mtls needs --tls-ca, the CA of the client certificates");
-    if (header !== undefined)
-      throw new UsageError("--scope-mtls and --scope-header are two scopes; give one");
-  }
+  const { tls, mtls } = tlsFlags(values, header);
   const opened = await openWritable(values.store);
   const { httpGateway } = await import("../gateway/http-gateway.js");
   let gateway: Awaited<ReturnType<typeof httpGateway>>;
@@ -266,6 +269,30 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
   await opened.close().catch(() => {});
   return undefined;
 }
+
+/** `--tls-cert`, `--tls-key`, `--tls-ca` (read) and `--scope-mtls`, which needs the CA and no `--scope-header`. */
+function tlsFlags(values: TlsValues, header: string | undefined) {
+  const tls = tlsFiles(values["tls-cert"], values["tls-key"], values["tls-ca"]);
+  const mtls = values["scope-mtls"];
+  if (mtls === undefined) return { tls, mtls };
+  if (mtls !== "subject" && mtls !== "fingerprint") {
+    throw new UsageError(`--scope-mtls must be subject or fingerprint, got "${mtls}"`);
+  }
+  if (tls?.ca === undefined)
+    throw new UsageError("--scope-mtls needs --tls-ca, the CA of the client certificates");
+  if (header !== undefined) throw new UsageError("--scope-mtls and --scope-header are two scopes; give one");
+  return { tls, mtls: mtls as "subject" | "fingerprint" };
+}
+
+/** The TLS flags both modes parse; the MCP mode takes them with `--listen` only. */
+const TLS_OPTIONS = {
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  "tls-ca": { type: "string" },
+  "scope-mtls": { type: "string" },
+} as const;
+const TLS_FLAGS = Object.keys(TLS_OPTIONS) as (keyof typeof TLS_OPTIONS)[];
+type TlsValues = { [flag in keyof typeof TLS_OPTIONS]?: string };
 
 /** `--tls-cert`, `--tls-key` and `--tls-ca`, read: a certificate and its key go together, a CA needs both. */
 function tlsFiles(cert: string | undefined, key: string | undefined, ca: string | undefined) {
@@ -303,10 +330,7 @@ function parseHttp(argv: string[]) {
       listen: { type: "string" },
       "scope-header": { type: "string" },
       "max-body-bytes": { type: "string" },
-      "tls-cert": { type: "string" },
-      "tls-key": { type: "string" },
-      "tls-ca": { type: "string" },
-      "scope-mtls": { type: "string" },
+      ...TLS_OPTIONS,
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,

@@ -1,11 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { createServer as createTlsServer } from "node:https";
-import type { AddressInfo } from "node:net";
-import type { TLSSocket } from "node:tls";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { idempotencyEngine } from "../owner/engine.js";
 import { keyFieldsOf } from "../owner/node-headers.js";
 import { type IdempotencyOptions, SINGLE_TENANT } from "../owner/options.js";
 import type { OwnerResponse } from "../owner/problem.js";
+import { certificateScope, checkTls, listen, refusedUncertified, type TlsOptions } from "./tls.js";
 
 /** A running HTTP gateway. */
 export interface HttpGateway {
@@ -14,7 +12,7 @@ export interface HttpGateway {
   close(): Promise<void>;
 }
 
-export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMessage>, "scope"> {
+export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMessage>, "scope">, TlsOptions {
   /** The HTTP API the gateway fronts: requests go to this origin with their path and query. */
   upstream: string;
   /**
@@ -23,19 +21,6 @@ export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMess
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
-  /**
-   * Listens with TLS (HTTPS) with this certificate and private key (PEM). With `ca`, every client must present a
-   * certificate that `ca` signed: a request without one is answered `401` (problem+json), and with `scopeMtls` the
-   * certificate names the caller.
-   * @example tls: { cert: readFileSync("gateway.crt"), key: readFileSync("gateway.key"), ca: readFileSync("clients-ca.crt") }
-   */
-  tls?: { cert: string | Buffer; key: string | Buffer; ca?: string | Buffer };
-  /**
-   * Takes the scope from the client certificate: its `subject` (the distinguished name, such as
-   * `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
-   * certificate). Needs `tls.ca`; not with `scopeHeader`.
-   */
-  scopeMtls?: "subject" | "fingerprint";
   /** @default "127.0.0.1" */
   host?: string;
   /** @default 0 (a free port) */
@@ -94,18 +79,7 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
   ) {
     throw new TypeError(`options.scopeHeader must be a header name, got ${String(scopeHeader)}`);
   }
-  if (tls !== undefined && (typeof tls !== "object" || tls === null || !tls.cert || !tls.key)) {
-    throw new TypeError("options.tls must have a cert and a key (PEM)");
-  }
-  if (scopeMtls !== undefined) {
-    if (scopeMtls !== "subject" && scopeMtls !== "fingerprint") {
-      throw new TypeError(`options.scopeMtls must be "subject" or "fingerprint", got ${String(scopeMtls)}`);
-    }
-    if (!tls?.ca)
-      throw new TypeError("options.scopeMtls needs options.tls.ca, the CA that signs client certificates");
-    if (scopeHeader !== undefined)
-      throw new TypeError("options.scopeMtls and options.scopeHeader are two scopes; give one");
-  }
+  checkTls(tls, scopeMtls, scopeHeader);
   const header = scopeHeader?.toLowerCase();
   const engine = idempotencyEngine<IncomingMessage>({
     ...engineOptions,
@@ -118,7 +92,7 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (tls?.ca && !(req.socket as TLSSocket).authorized) return send(res, certificateRequired(req));
+    if (refusedUncertified(req, res, tls)) return;
     let body: Buffer | undefined;
     const decision = await engine.begin({
       method: req.method ?? "GET",
@@ -194,58 +168,8 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
       } else res.destroy();
     });
   };
-  // With a CA, the handshake asks for a client certificate but lets a connection without one through, so that it
-  // gets a problem+json answer rather than a failed handshake it cannot read.
-  const server: Server =
-    tls === undefined
-      ? createServer(listener)
-      : createTlsServer({ ...tls, requestCert: tls.ca !== undefined, rejectUnauthorized: false }, listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  return {
-    url: `${tls === undefined ? "http" : "https"}://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-/** The caller a verified client certificate names. */
-function certificateScope(req: IncomingMessage, by: "subject" | "fingerprint"): string {
-  const certificate = (req.socket as TLSSocket).getPeerCertificate();
-  if (by === "fingerprint") return `sha256:${certificate.fingerprint256}`;
-  // `name=value` per attribute in the certificate's order, special characters escaped as RFC 4514 escapes them,
-  // so that no two subjects read alike.
-  const subject = certificate.subject as unknown as Record<string, string | string[]>;
-  return Object.entries(subject)
-    .flatMap(([name, value]) =>
-      (Array.isArray(value) ? value : [value]).map((v) => `${name}=${v.replace(/[\\,+="<>;]/g, "\\$&")}`),
-    )
-    .join(",");
-}
-
-function certificateRequired(req: IncomingMessage): OwnerResponse {
-  const socket = req.socket as TLSSocket;
-  const reason = socket.authorizationError;
-  const presented = Object.keys(socket.getPeerCertificate() ?? {}).length > 0;
-  const body = {
-    type: "https://idemkey.dev/problems/client-certificate-required",
-    title: "Client certificate required",
-    status: 401,
-    detail: presented
-      ? `The client certificate was not accepted (${String(reason)}); the request was not processed.`
-      : "This gateway needs a client certificate signed by its CA; the request was not processed.",
-  };
-  return {
-    status: 401,
-    headers: [["content-type", "application/problem+json"]],
-    body: Buffer.from(JSON.stringify(body)),
-  };
+  const server = await listen(listener, { tls, host, port });
+  return { url: server.origin, close: server.close };
 }
 
 function causeCode(error: unknown): string | undefined {

@@ -1,19 +1,21 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { numberOption } from "../options/number-option.js";
 import { type McpGateway, mcpGateway } from "./mcp-gateway.js";
 import { type GatewayTransport, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
+import { certificateScope, checkTls, listen, refusedUncertified, type TlsOptions } from "./tls.js";
 
 /** A running MCP gateway that answers clients over Streamable HTTP. */
 export interface McpHttpGateway {
-  /** Where clients connect, such as `http://127.0.0.1:8080/mcp`. */
+  /** Where clients connect, such as `http://127.0.0.1:8080/mcp` (`https://` with `tls`). */
   readonly url: string;
   /** Closes every client session (their keyed calls in progress finish first) and their upstream connections. */
   close(): Promise<void>;
 }
 
-export interface McpHttpGatewayOptions extends Omit<McpGatewayOptions, "client" | "upstream" | "scope"> {
+export interface McpHttpGatewayOptions
+  extends Omit<McpGatewayOptions, "client" | "upstream" | "scope">,
+    TlsOptions {
   /**
    * Opens one connection to the upstream MCP server, called once per client session: each client initializes
    * its own upstream session, as it would talking to the server itself.
@@ -27,7 +29,7 @@ export interface McpHttpGatewayOptions extends Omit<McpGatewayOptions, "client" 
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
-  /** The scope of every session when there is no `scopeHeader`. @default "" */
+  /** The scope of every session when there is no `scopeHeader` nor `scopeMtls`. @default "" */
   scope?: string;
   /** @default "127.0.0.1" */
   host?: string;
@@ -83,6 +85,8 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   const {
     upstream,
     scopeHeader,
+    scopeMtls,
+    tls,
     scope = "",
     host = "127.0.0.1",
     port = 0,
@@ -100,6 +104,7 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   ) {
     throw new TypeError(`options.scopeHeader must be a header name, got ${String(scopeHeader)}`);
   }
+  checkTls(tls, scopeMtls, scopeHeader);
   if (typeof path !== "string" || !path.startsWith("/")) {
     throw new TypeError(`options.path must start with "/", got ${String(path)}`);
   }
@@ -107,7 +112,11 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   resolveGatewayOptions({ ...rest, scope, upstream: UNUSED, client: UNUSED });
   const header = scopeHeader?.toLowerCase();
   const scopeOf = (req: IncomingMessage) =>
-    header === undefined ? scope : String(req.headers[header] ?? "");
+    scopeMtls !== undefined
+      ? certificateScope(req, scopeMtls)
+      : header === undefined
+        ? scope
+        : String(req.headers[header] ?? "");
   let sdk: typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js");
   try {
     sdk = await import("@modelcontextprotocol/sdk/server/streamableHttp.js");
@@ -155,6 +164,7 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (refusedUncertified(req, res, tls)) return;
     const url = new URL(req.url ?? "/", "http://gateway");
     if (url.pathname !== path) return sendError(res, 404, `No MCP endpoint at ${url.pathname}; use ${path}`);
     let body: unknown;
@@ -171,7 +181,7 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
     if (typeof id === "string") {
       const session = sessions.get(id);
       if (session === undefined) return sendError(res, 404, "Session not found", -32001);
-      // A session is its caller's: another caller's header (or none) may not use it.
+      // A session is its caller's: another caller's header or certificate (or none) may not use it.
       if (scopeOf(req) !== session.scope)
         return sendError(res, 403, "This session belongs to another caller");
       return session.transport.handleRequest(req, res, body);
@@ -185,27 +195,21 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
     return startSession(req, res, body);
   }
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent)
-        sendError(res, 500, `Gateway error: ${(error as Error)?.message ?? String(error)}`);
-      else res.destroy();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
-  const origin = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
+  const server = await listen(
+    (req, res) => {
+      handle(req, res).catch((error: unknown) => {
+        if (!res.headersSent)
+          sendError(res, 500, `Gateway error: ${(error as Error)?.message ?? String(error)}`);
+        else res.destroy();
+      });
+    },
+    { tls, host, port },
+  );
   return {
-    url: origin + path,
+    url: server.origin + path,
     async close() {
       await Promise.allSettled([...open].map((gateway) => gateway.close()));
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await server.close();
     },
   };
 }

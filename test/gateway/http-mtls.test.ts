@@ -1,94 +1,17 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
-import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
-import { startHttpGateway, tempRuns } from "./support.js";
+import { type Holder, testPki } from "./pki.js";
+import { scopesIn, startHttpGateway, tempRuns } from "./support.js";
 
 // `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
-// which counts its effects in its own file), with certificates made here by `openssl`: a CA, the gateway's
-// certificate, two clients the CA signed (alice and bob) and one it did not.
+// which counts its effects in its own file), with the certificates of test/gateway/pki.ts: a CA, the gateway's
+// certificate, two clients the CA signed (alice and bob) and one it did not (mallory).
 const runs = tempRuns("idemkey-gateway-mtls-");
-const pki = join(runs.dir, "pki");
-
-const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: pki, stdio: "pipe" });
-const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A key and a certificate for `subject`, signed by the test CA (or by itself, with `selfSigned`). */
-function certificate(name: string, subject: string, options: { selfSigned?: boolean; ext?: string } = {}) {
-  if (options.selfSigned) {
-    openssl(
-      "req",
-      "-x509",
-      ...EC,
-      "-keyout",
-      `${name}.key`,
-      "-out",
-      `${name}.crt`,
-      "-days",
-      "1",
-      "-subj",
-      subject,
-    );
-    return;
-  }
-  openssl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
-  const ext = [];
-  if (options.ext) {
-    writeFileSync(join(pki, `${name}.ext`), options.ext);
-    ext.push("-extfile", `${name}.ext`);
-  }
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    "ca.crt",
-    "-CAkey",
-    "ca.key",
-    "-CAcreateserial",
-    "-out",
-    `${name}.crt`,
-    "-days",
-    "1",
-    ...ext,
-  );
-}
-
-beforeAll(() => {
-  mkdirSync(pki);
-  openssl(
-    "req",
-    "-x509",
-    ...EC,
-    "-keyout",
-    "ca.key",
-    "-out",
-    "ca.crt",
-    "-days",
-    "1",
-    "-subj",
-    "/CN=idemkey test CA",
-  );
-  certificate("gateway", "/CN=127.0.0.1", { ext: "subjectAltName=IP:127.0.0.1\n" });
-  certificate("alice", "/O=acme/CN=alice");
-  certificate("bob", "/O=acme/CN=bob");
-  certificate("mallory", "/O=acme/CN=alice", { selfSigned: true });
-});
+const pki = testPki(runs.dir);
 
 const setup = (scope: "subject" | "fingerprint") =>
-  startHttpGateway(runs.next(), [
-    "--tls-cert",
-    join(pki, "gateway.crt"),
-    "--tls-key",
-    join(pki, "gateway.key"),
-    "--tls-ca",
-    join(pki, "ca.crt"),
-    "--scope-mtls",
-    scope,
-  ]);
+  startHttpGateway(runs.next(), [...pki.flags(), "--scope-mtls", scope]);
 
 interface Answer {
   status: number;
@@ -97,18 +20,18 @@ interface Answer {
 }
 
 /** A POST over HTTPS that trusts the test CA, presenting `client`'s certificate (or none). */
-function post(url: string, client: string | undefined, key: string, body: string): Promise<Answer> {
+function post(url: string, client: Holder | undefined, key: string, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       `${url}/effect`,
       {
         method: "POST",
-        ca: readFileSync(join(pki, "ca.crt")),
+        ca: pki.read("ca", "crt"),
         ...(client === undefined
           ? {}
           : {
-              cert: readFileSync(join(pki, `${client}.crt`)),
-              key: readFileSync(join(pki, `${client}.key`)),
+              cert: pki.read(client, "crt"),
+              key: pki.read(client, "key"),
             }),
         headers: { "idempotency-key": key, "content-type": "application/json" },
         agent: false,
@@ -140,21 +63,7 @@ describe("idemkey gateway http with mTLS: the client certificate is the scope", 
     expect(bob.headers["idempotent-replayed"]).toBeUndefined();
     expect(effects()).toHaveLength(2);
     // The inspector names each key's caller by its certificate.
-    const { stdout, code } = await runCli([
-      "inspect",
-      "--store",
-      `sqlite:${db}`,
-      "--list",
-      "--redact",
-      "none",
-    ]);
-    expect(code).toBe(0);
-    const scopes = stdout
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => (JSON.parse(line) as { scope: string }).scope)
-      .sort();
-    expect(scopes).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
+    expect(await scopesIn(db)).toEqual(["O=acme,CN=alice", "O=acme,CN=bob"]);
   });
 
   it("a client without a certificate, or with one the CA did not sign, is refused with problem+json", async () => {
@@ -194,14 +103,7 @@ describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => 
     ["a CA without the gateway's certificate", ["--tls-ca", "ca.crt"], /--tls-ca needs/],
     [
       "--scope-mtls without a CA",
-      [
-        "--tls-cert",
-        join(pki, "gateway.crt"),
-        "--tls-key",
-        join(pki, "gateway.key"),
-        "--scope-mtls",
-        "subject",
-      ],
+      [...pki.flags({ ca: false }), "--scope-mtls", "subject"],
       /--scope-mtls needs --tls-ca/,
     ],
     ["an unknown --scope-mtls", ["--scope-mtls", "email"], /subject or fingerprint/],
@@ -221,12 +123,14 @@ describe("idemkey gateway http: bad TLS flags print one line and exit 2", () => 
 });
 
 describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeError naming the option", () => {
-  it.each([
+  // Both gateways listen through src/gateway/tls.ts, and say the same of the same TLS options.
+  const tlsCases: [object, RegExp][] = [
     [{ scopeMtls: "subject" }, /options.scopeMtls needs options.tls.ca/],
     [{ scopeMtls: "email", tls: { cert: "c", key: "k", ca: "a" } }, /options.scopeMtls must be/],
     [{ scopeMtls: "subject", scopeHeader: "x-api-key", tls: { cert: "c", key: "k", ca: "a" } }, /two scopes/],
     [{ tls: { cert: "c" } }, /options.tls must have a cert and a key/],
-  ])("httpGateway %j", async (extra, message) => {
+  ];
+  it.each(tlsCases)("httpGateway %j", async (extra, message) => {
     const { httpGateway } = await import("../../src/gateway/index.js");
     const { memoryStore } = await import("../../src/index.js");
     await expect(
@@ -239,6 +143,7 @@ describe("httpGateway and mcpHttpGateway: options checked at once, with a TypeEr
     [{ upstream: () => ({}), path: "mcp" }, /options.path must start with/],
     [{ upstream: () => ({}), scopeHeader: "x api" }, /options.scopeHeader must be a header name/],
     [{ upstream: () => ({}), waitMs: -1 }, /options.waitMs/],
+    ...tlsCases.map(([extra, message]): [object, RegExp] => [{ upstream: () => ({}), ...extra }, message]),
   ])("mcpHttpGateway %#", async (extra, message) => {
     const { mcpHttpGateway } = await import("../../src/gateway/index.js");
     const { memoryStore } = await import("../../src/index.js");

@@ -11,7 +11,7 @@ import { mcpHttpGateway } from "../../src/gateway/index.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { runCli } from "../support/cli.js";
-import { lines, portFrom, started, startGateway, tempRuns, until } from "./support.js";
+import { lines, started, startGateway, tempRuns, until, mcpUpstream as upstream } from "./support.js";
 
 // `idemkey gateway mcp` over Streamable HTTP, from the CLI: in front of an MCP server reached over Streamable HTTP
 // (test/gateway/fixtures/http-upstream.mjs, the SDK's own server transport, in a child that counts its effects in
@@ -19,23 +19,10 @@ import { lines, portFrom, started, startGateway, tempRuns, until } from "./suppo
 // Streamable HTTP; with an answer the client never got, a client killed mid-call and an upstream that dies.
 const require = createRequire(import.meta.url);
 const MEMORY = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");
-const UPSTREAM = fileURLToPath(new URL("./fixtures/http-upstream.mjs", import.meta.url));
 const CLIENT = fileURLToPath(new URL("./fixtures/client.mjs", import.meta.url));
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 const runs = tempRuns("idemkey-gateway-http-mcp-");
-
-/** The upstream MCP server over Streamable HTTP, answering JSON (`json`) or over SSE (`sse`). */
-async function upstream(run: string, mode: "json" | "sse") {
-  const effects = join(run, "effects.log");
-  writeFileSync(effects, "");
-  const portFile = join(run, "port");
-  const child = started(
-    spawn(process.execPath, [UPSTREAM, portFile, effects, mode], { cwd: root, stdio: "ignore" }),
-  );
-  const port = await portFrom(portFile);
-  return { url: `http://127.0.0.1:${port}/mcp`, effects: () => lines(effects), child };
-}
 
 /** `idemkey gateway mcp --listen` in front of `upstreamArgs`; resolves with the URL it prints. */
 const gateway = (db: string, upstreamArgs: string[], extra: string[] = []) =>

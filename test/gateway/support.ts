@@ -1,16 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach } from "vitest";
 import { onCleanup } from "../support/cleanup.js";
-import { startCli } from "../support/cli.js";
+import { runCli, startCli } from "../support/cli.js";
 import { lineReader } from "../support/lines.js";
 
 // What the gateway tests set up around the gateway: the upstreams, the gateway itself from the CLI, the folders
 // they write in. Effects are read back from the upstreams' own files, never through idemkey.
 const EFFECT_SERVER = fileURLToPath(new URL("../fixtures/effect-server.py", import.meta.url));
+const MCP_UPSTREAM = fileURLToPath(new URL("./fixtures/http-upstream.mjs", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** Polls `check` every 50 ms until it gives something truthy, and resolves with it; gives up after 30 s. */
 export async function until<T>(check: () => T | undefined | false): Promise<T> {
@@ -76,6 +78,22 @@ export async function effectServer(run: string): Promise<{ url: string; effects:
 }
 
 /**
+ * The upstream MCP server over Streamable HTTP (test/gateway/fixtures/http-upstream.mjs) writing in `run`, answering
+ * JSON (`json`) or over SSE (`sse`): its URL, its process, and `effects()`, the lines its tools appended to its own
+ * file.
+ */
+export async function mcpUpstream(run: string, mode: "json" | "sse") {
+  const effects = join(run, "effects.log");
+  writeFileSync(effects, "");
+  const portFile = join(run, "port");
+  const child = started(
+    spawn(process.execPath, [MCP_UPSTREAM, portFile, effects, mode], { cwd: ROOT, stdio: "ignore" }),
+  );
+  const port = await portFrom(portFile);
+  return { url: `http://127.0.0.1:${port}/mcp`, effects: () => lines(effects), child };
+}
+
+/**
  * `idemkey gateway <kind> --store sqlite:<db> --listen 127.0.0.1:0 <flags>` from the CLI; resolves with the URL
  * its first line prints once it listens, or rejects with its stderr when it exits first.
  */
@@ -102,6 +120,17 @@ export async function startHttpGateway(run: string, flags: string[]) {
   const db = join(run, "gateway.db");
   const { url } = await startGateway("http", db, ["--upstream", upstream.url, ...flags]);
   return { url, effects: upstream.effects, db };
+}
+
+/** The scopes of the keys recorded in the SQLite file `db`, as `idemkey inspect --list` prints them, sorted. */
+export async function scopesIn(db: string): Promise<string[]> {
+  const { stdout, code } = await runCli(["inspect", "--store", `sqlite:${db}`, "--list", "--redact", "none"]);
+  if (code !== 0) throw new Error(`idemkey inspect exited ${code}`);
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { scope: string }).scope)
+    .sort();
 }
 
 /** Entities named `name` in server-memory's own file (one JSON object a line). */
