@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
 import type { GatewayTransport } from "../gateway/mcp-options.js";
+import { isToken } from "../options/token.js";
 import { RunError, UsageError } from "./errors.js";
 import { openChecked } from "./open-store.js";
 import { untilStopped } from "./until-stopped.js";
@@ -79,7 +80,7 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   if (header !== undefined && listen === undefined) {
     throw new UsageError("--scope-header needs --listen: a stdio gateway has one client");
   }
-  if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
+  if (header !== undefined && !isToken(header)) {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const waitMs = whole("--wait-ms", values["wait-ms"], 0);
@@ -240,7 +241,7 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
   if (!values.listen) throw new UsageError("missing --listen [<host>:]<port>");
   const listen = listenAddress(values.listen);
   const header = values["scope-header"];
-  if (header !== undefined && !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(header)) {
+  if (header !== undefined && !isToken(header)) {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const maxBodyBytes = whole("--max-body-bytes", values["max-body-bytes"], 1);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isToken } from "../options/token.js";
 import { idempotencyEngine } from "../owner/engine.js";
 import { keyFieldsOf } from "../owner/node-headers.js";
 import { type IdempotencyOptions, SINGLE_TENANT } from "../owner/options.js";
@@ -73,10 +74,7 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
     upstream: _u,
     ...engineOptions
   } = options;
-  if (
-    scopeHeader !== undefined &&
-    (typeof scopeHeader !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(scopeHeader))
-  ) {
+  if (scopeHeader !== undefined && !isToken(scopeHeader)) {
     throw new TypeError(`options.scopeHeader must be a header name, got ${String(scopeHeader)}`);
   }
   checkTls(tls, scopeMtls, scopeHeader);

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { numberOption } from "../options/number-option.js";
+import { isToken } from "../options/token.js";
 import { type McpGateway, mcpGateway } from "./mcp-gateway.js";
 import { type GatewayTransport, type McpGatewayOptions, resolveGatewayOptions } from "./mcp-options.js";
 import { certificateScope, checkTls, listen, refusedUncertified, type TlsOptions } from "./tls.js";
@@ -98,10 +99,7 @@ export async function mcpHttpGateway(options: McpHttpGatewayOptions): Promise<Mc
   if (typeof upstream !== "function") {
     throw new TypeError("options.upstream must be a function that opens a connection to the upstream server");
   }
-  if (
-    scopeHeader !== undefined &&
-    (typeof scopeHeader !== "string" || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/i.test(scopeHeader))
-  ) {
+  if (scopeHeader !== undefined && !isToken(scopeHeader)) {
     throw new TypeError(`options.scopeHeader must be a header name, got ${String(scopeHeader)}`);
   }
   checkTls(tls, scopeMtls, scopeHeader);

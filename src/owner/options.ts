@@ -1,6 +1,7 @@
 import { describe, describeThrown } from "../options/describe.js";
 import { numberOption } from "../options/number-option.js";
 import { reporter } from "../options/report.js";
+import { isToken } from "../options/token.js";
 import type { Store } from "../store/types.js";
 import { type Problem, problems } from "./problem.js";
 
@@ -218,7 +219,6 @@ export const ALWAYS_KEPT_HEADERS = [
   "location",
 ] as const;
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const STORE_METHODS = ["claim", "update", "delete", "purge"] as const;
 
 /**
@@ -329,7 +329,7 @@ function nameList(name: string, value: unknown, nonEmpty: boolean): string[] {
     throw new TypeError(`options.${name} must be ${nonEmpty ? "a non-empty" : "an"} array of names`);
   }
   return value.map((item, i) => {
-    if (typeof item !== "string" || !TOKEN.test(item)) {
+    if (!isToken(item)) {
       throw new TypeError(
         `options.${name}[${i}] must be an HTTP token such as "POST", got ${JSON.stringify(item)}`,
       );
