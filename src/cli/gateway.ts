@@ -6,6 +6,7 @@ import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { isToken } from "../options/token.js";
 import { RunError, UsageError } from "./errors.js";
 import { openChecked } from "./open-store.js";
+import { serveUntilStopped } from "./serve.js";
 import { untilStopped } from "./until-stopped.js";
 import { whole } from "./whole.js";
 
@@ -119,27 +120,22 @@ export async function gatewayCommand(argv: string[]): Promise<string | undefined
   const target = upstreamUrl ?? command!;
   if (listen !== undefined) {
     const { mcpHttpGateway } = await import("../gateway/mcp-http-listener.js");
-    let served: Awaited<ReturnType<typeof mcpHttpGateway>>;
-    try {
-      served = await mcpHttpGateway({
-        ...shared,
-        upstream,
-        host: listen.host,
-        port: listen.port,
-        ...(header === undefined ? {} : { scopeHeader: header }),
-        ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
-        ...(tls === undefined ? {} : { tls }),
-        ...(mtls === undefined ? {} : { scopeMtls: mtls }),
-      });
-    } catch (error) {
-      await opened.close().catch(() => {});
-      throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
-    }
-    process.stdout.write(`idemkey gateway mcp: ${served.url} -> ${target}\n`);
-    await untilStopped();
-    await served.close();
-    await opened.close().catch(() => {});
-    return undefined;
+    return serveUntilStopped(
+      opened,
+      values.listen!,
+      () =>
+        mcpHttpGateway({
+          ...shared,
+          upstream,
+          host: listen.host,
+          port: listen.port,
+          ...(header === undefined ? {} : { scopeHeader: header }),
+          ...(sessionIdleMs === undefined ? {} : { sessionIdleMs }),
+          ...(tls === undefined ? {} : { tls }),
+          ...(mtls === undefined ? {} : { scopeMtls: mtls }),
+        }),
+      (served) => `idemkey gateway mcp: ${served.url} -> ${target}\n`,
+    );
   }
   const { mcpGateway } = await import("../gateway/mcp-gateway.js");
   const gateway = mcpGateway({
@@ -248,27 +244,23 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
   const { tls, mtls } = tlsFlags(values, header);
   const opened = await openWritable(values.store);
   const { httpGateway } = await import("../gateway/http-gateway.js");
-  let gateway: Awaited<ReturnType<typeof httpGateway>>;
-  try {
-    gateway = await httpGateway({
-      upstream: values.upstream,
-      store: opened.store,
-      host: listen.host,
-      port: listen.port,
-      ...(header === undefined ? {} : { scopeHeader: header }),
-      ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
-      ...(tls === undefined ? {} : { tls }),
-      ...(mtls === undefined ? {} : { scopeMtls: mtls }),
-    });
-  } catch (error) {
-    await opened.close().catch(() => {});
-    throw new RunError(`cannot listen on ${values.listen}: ${(error as Error).message}`);
-  }
-  process.stdout.write(`idemkey gateway http: ${gateway.url} -> ${values.upstream}\n`);
-  await untilStopped();
-  await gateway.close();
-  await opened.close().catch(() => {});
-  return undefined;
+  const upstream = values.upstream;
+  return serveUntilStopped(
+    opened,
+    values.listen,
+    () =>
+      httpGateway({
+        upstream,
+        store: opened.store,
+        host: listen.host,
+        port: listen.port,
+        ...(header === undefined ? {} : { scopeHeader: header }),
+        ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+        ...(tls === undefined ? {} : { tls }),
+        ...(mtls === undefined ? {} : { scopeMtls: mtls }),
+      }),
+    (gateway) => `idemkey gateway http: ${gateway.url} -> ${upstream}\n`,
+  );
 }
 
 /** `--tls-cert`, `--tls-key`, `--tls-ca` (read) and `--scope-mtls`, which needs the CA and no `--scope-header`. */

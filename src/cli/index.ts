@@ -14,7 +14,7 @@ import { GATEWAY_HELP, gatewayCommand } from "./gateway.js";
 import { importModule } from "./import-module.js";
 import { openLedger } from "./open-store.js";
 import { RECONCILE_HELP, reconcileCommand } from "./reconcile.js";
-import { untilStopped } from "./until-stopped.js";
+import { serveUntilStopped } from "./serve.js";
 import { whole } from "./whole.js";
 
 /** One usage line per store driver, from the driver list: what `--store` takes, and what it needs installed. */
@@ -204,34 +204,28 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
       await opened.close().catch(() => {});
     }
   }
-  let served: Awaited<ReturnType<typeof serveInspector>>;
-  try {
-    served = await serveInspector({
-      store: opened.store,
-      label: opened.label,
-      host,
-      port,
-      allowRemote: values["allow-remote"] === true,
-      readOnly: values["read-only"] === true,
-      ...(values.token === undefined ? {} : { token: values.token }),
-      ...(redact === undefined ? {} : { redact }),
-      ...(user === undefined ? {} : { user }),
-      ...(maxRecords === undefined ? {} : { maxRecords }),
-    });
-  } catch (error) {
-    await opened.close().catch(() => {});
-    throw new RunError(`cannot listen on ${host}:${port}: ${(error as Error).message}`);
-  }
-  process.stdout.write(
-    `idemkey inspector for ${opened.label}${values["read-only"] ? " (read-only)" : ""}\n` +
+  return serveUntilStopped(
+    opened,
+    `${host}:${port}`,
+    () =>
+      serveInspector({
+        store: opened.store,
+        label: opened.label,
+        host,
+        port,
+        allowRemote: values["allow-remote"] === true,
+        readOnly: values["read-only"] === true,
+        ...(values.token === undefined ? {} : { token: values.token }),
+        ...(redact === undefined ? {} : { redact }),
+        ...(user === undefined ? {} : { user }),
+        ...(maxRecords === undefined ? {} : { maxRecords }),
+      }),
+    (served) =>
+      `idemkey inspector for ${opened.label}${values["read-only"] ? " (read-only)" : ""}\n` +
       `  open ${served.url}#token=${encodeURIComponent(served.token)}\n` +
       `  token: ${served.token} (actions need it; the page reads it from the URL's #fragment, never sent to the server)\n` +
       "  Ctrl-C stops it.\n",
   );
-  await untilStopped();
-  await served.close();
-  await opened.close().catch(() => {});
-  return undefined;
 }
 
 /** Imports a `--driver` module and registers its default export (or its `driver` export) as a store driver. */
