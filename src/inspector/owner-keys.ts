@@ -4,6 +4,8 @@ import { decodeSaved } from "../owner/saved-response.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import type { RecordState, Store, StoreRecord } from "../store/types.js";
 import { REDACTED, type Redactor } from "./redact.js";
+import { holderOf } from "./snapshot.js";
+import type { RecordProgress } from "./views.js";
 
 // The owner's half of the store: the keys an HTTP API (the middleware, `idemkey gateway http`), an MCP server
 // (`mcpDedupe`, `idemkey gateway mcp`) and an A2A agent (`idempotentExecutor`) were sent, one row per (scope, key).
@@ -26,7 +28,7 @@ export type RecordedAnswer =
   | { jsonrpcError: unknown }
   | { a2aAnswer: unknown };
 
-export interface KeySummary {
+export interface KeySummary extends RecordProgress {
   kind: KeyKind;
   /** The store key (a hash of scope and key): the record's name in the store. */
   id: string;
@@ -40,19 +42,11 @@ export interface KeySummary {
   scopeId: string;
   /** The idempotency key the caller sent (or the gateway derived). */
   key: string;
-  state: RecordState;
   /** The MCP tool called, for `mcp` keys; `a2a message` for `a2a` keys. */
   tool?: string;
   /** The request's method and target (path and query), for `http` keys. */
   method?: string;
   target?: string;
-  attempts: number;
-  /** Short name of the claim holding a pending key (as for ledger calls), `null` when none holds it. */
-  holder: string | null;
-  leaseUntil: number | null;
-  createdAt: number;
-  updatedAt: number;
-  expiresAt: number;
   /** What a completed key answered, as a retry replays it (masked like ledger results). */
   result?: RecordedAnswer;
 }
@@ -86,7 +80,7 @@ export function toKeySummary(
     key: data.key,
     state: record.state,
     attempts: record.attempts,
-    holder: record.state === "pending" && record.token !== null ? hash(record.token).slice(0, 8) : null,
+    holder: record.state === "pending" ? holderOf(record.token) : null,
     leaseUntil: record.leaseUntil,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,

@@ -248,7 +248,8 @@ export function toRow(record: StoreRecord): Row | undefined {
   }
 }
 
-function holderOf(token: string | null): string | null {
+/** A claim's short public name (its token is the claim's secret): the first hex digits of the token's SHA-256. */
+export function holderOf(token: string | null): string | null {
   return token === null ? null : createHash("sha256").update(token).digest("hex").slice(0, 8);
 }
 

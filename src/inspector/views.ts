@@ -23,20 +23,24 @@ export interface PageConfig {
 /** One entry of a call's audit trail. */
 export type CallEvent = LedgerEntry["events"][number];
 
-export interface CallSummary {
-  key: string;
-  taskId: string;
-  tool: string;
-  effect: string;
-  step?: string | number;
+/** Where a record stands in the claim protocol, as the inspector shows a ledger call and an owner's key alike. */
+export interface RecordProgress {
   state: RecordState;
   attempts: number;
-  /** Short name of the claim holding a pending call; see `Row.holder`. */
+  /** Short name of the claim holding a pending record (`holderOf` its token), `null` when none holds it. */
   holder: string | null;
   leaseUntil: number | null;
   createdAt: number;
   updatedAt: number;
   expiresAt: number;
+}
+
+export interface CallSummary extends RecordProgress {
+  key: string;
+  taskId: string;
+  tool: string;
+  effect: string;
+  step?: string | number;
   /** From the first claim to the completion, for a completed call. */
   durationMs: number | null;
   /** The latest event of the audit trail, if any. */
