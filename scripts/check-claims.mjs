@@ -19,7 +19,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
-const REFERENCE = /^test\/[\w./-]+\.test\.[cm]?[jt]sx?(?: > .+)?$/;
+const REFERENCE = /^test\/[\w./-]+\.(?:test|check)\.[cm]?[jt]sx?(?: > .+)?$/;
 const SEPARATOR = " > ";
 
 function usage(message) {
