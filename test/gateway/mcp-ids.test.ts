@@ -153,7 +153,16 @@ async function start() {
       await new Promise((r) => setTimeout(r, 5));
     }
   }
-  return { client, runs, release, sentUpstream, upstreamIdOf, close: () => gateway.close() };
+  return {
+    client,
+    runs,
+    release,
+    sentUpstream,
+    upstreamIdOf,
+    /** The upstream server goes away, as a process that exits. */
+    stopUpstream: () => server.close(),
+    close: () => gateway.close(),
+  };
 }
 
 const call = (id: Id, name: string, args: { [name: string]: unknown }, key?: string): JSONRPCMessage => ({
@@ -277,6 +286,19 @@ describe("mcpGateway: no request id a client sends collides with the gateway's o
       expect((await client.response("a")).result).toEqual(text("charged 1"));
       expect(runs.aborted).toEqual(["wait mine"]);
       expect(client.answers().some((a) => a.id === taken)).toBe(false);
+    } finally {
+      await close();
+    }
+  });
+
+  it("a request passed through when the upstream goes away is answered under the client's id", async () => {
+    const { client, upstreamIdOf, stopUpstream, close } = await start();
+    try {
+      client.send(call("idemkey-gateway:1", "wait", { name: "left" }));
+      await upstreamIdOf("wait");
+      await stopUpstream();
+      const answer = await client.response("idemkey-gateway:1");
+      expect(answer.error).toMatchObject({ code: -32603, message: expect.stringMatching(/exited/) });
     } finally {
       await close();
     }
