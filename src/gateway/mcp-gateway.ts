@@ -27,10 +27,21 @@ export interface McpGateway {
 export const UPSTREAM_GONE_CODE = -32603;
 
 type Reply = Pick<JsonRpcMessage, "result" | "error">;
+type Id = string | number;
+
+/**
+ * A request the gateway sent upstream and that is not answered yet, by the id the gateway gave it: a keyed call
+ * waiting for its answer, or a request of the client's passed through, answered under the client's own id.
+ */
+type Outstanding =
+  | { keyed: true; resolve: (reply: Reply) => void; reject: (error: Error) => void }
+  | { keyed: false; clientId: Id };
 
 /**
  * An idempotency gateway in front of an MCP server you do not control: every message passes between `client` and
- * `upstream` untouched except `tools/call` requests carrying `_meta["dev.idemkey/idempotency-key"]` (or, with
+ * `upstream` untouched, but for the client's request ids (each request goes upstream under an id of the gateway's,
+ * and its answer comes back under the client's, so that no id a client picks can take another request's answer)
+ * and `tools/call` requests carrying `_meta["dev.idemkey/idempotency-key"]` (or, with
  * `deriveKeys`, any `tools/call`), which are deduped in `store` with `mcpDedupe`'s rules: a replay gets the
  * recorded answer with `"dev.idemkey/replayed": true`; a call whose key is still running waits up to `waitMs`,
  * then is refused as `key_in_flight` with a retry hint; the same key with another tool or arguments is refused
@@ -52,10 +63,15 @@ type Reply = Pick<JsonRpcMessage, "result" | "error">;
 export function mcpGateway(options: McpGatewayOptions): McpGateway {
   const o = resolveGatewayOptions(options);
   const { upstream, client } = o;
-  /** Upstream answers awaited by keyed calls, by the id the gateway sent them under. */
-  const waiting = new Map<string, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
+  // Every request goes upstream under an id of the gateway's own (a count), never the client's: the client may pick
+  // any string or number, so an id passed through could name another request, and that request's answer would be
+  // taken (and recorded under a key) for this one. Answers go back under the client's id, exactly as it sent it.
+  /** Requests sent upstream and not answered yet, by the gateway's id. */
+  const outstanding = new Map<number, Outstanding>();
+  /** The client's requests passed through and not answered yet: its id, as it sent it, to the gateway's. */
+  const relayed = new Map<Id, number>();
   /** Keyed calls being decided, by the client's request id: a cancellation of one is not passed on. */
-  const running = new Map<string | number, Promise<void>>();
+  const running = new Map<Id, Promise<void>>();
   let sent = 0;
   let upstreamOpen = false;
   let closing: Promise<void> | undefined;
@@ -67,24 +83,37 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
       // The client is gone: its retry, through a new gateway on the same store, gets the recorded answer.
     });
 
-  function failWaiting(error: UpstreamClosedError) {
-    for (const { reject } of waiting.values()) reject(error);
-    waiting.clear();
+  /** The upstream is gone: keyed calls learn it (their outcome is unknown), passed-through requests are answered. */
+  function failOutstanding(error: UpstreamClosedError) {
+    for (const request of outstanding.values()) {
+      if (request.keyed) request.reject(error);
+      else void toClient(gone(request.clientId, "The upstream MCP server exited before it answered."));
+    }
+    outstanding.clear();
+    relayed.clear();
+  }
+
+  /** Forgets a request passed through, answered or cancelled: a later answer under its id goes nowhere. */
+  function forget(id: number) {
+    const request = outstanding.get(id);
+    outstanding.delete(id);
+    if (request?.keyed === false && relayed.get(request.clientId) === id) relayed.delete(request.clientId);
   }
 
   async function callUpstream(message: JsonRpcMessage): Promise<Reply> {
     if (!upstreamOpen)
       throw new UpstreamClosedError("The upstream MCP server is not running; nothing was sent.", true);
-    const id = `idemkey-gateway:${++sent}`;
+    const id = ++sent;
     const answer = new Promise<Reply>((resolve, reject) => {
       const timer = setTimeout(() => {
-        waiting.delete(id);
+        outstanding.delete(id);
         reject(
           new UpstreamClosedError(`The upstream MCP server did not answer within ${o.callTimeoutMs} ms.`),
         );
       }, o.callTimeoutMs);
       timer.unref?.();
-      waiting.set(id, {
+      outstanding.set(id, {
+        keyed: true,
         resolve: (reply) => {
           clearTimeout(timer);
           resolve(reply);
@@ -98,7 +127,7 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     try {
       await upstream.send({ ...message, id });
     } catch (error) {
-      waiting.delete(id);
+      outstanding.delete(id);
       if (sentNothing(error)) {
         throw new UpstreamClosedError(
           `The upstream MCP server did not take the call (${describeThrown(error)}); nothing was sent.`,
@@ -170,7 +199,7 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     }
   }
 
-  function refusal(id: string | number, refusal: Refusal, text: string): JsonRpcMessage {
+  function refusal(id: Id, refusal: Refusal, text: string): JsonRpcMessage {
     return {
       jsonrpc: "2.0",
       id,
@@ -214,38 +243,53 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
         return;
       }
     }
-    if (message.method === "notifications/cancelled") {
-      // A keyed call runs to its end and is recorded, so that the retry gets its answer; a cancelled request is
-      // never answered by the upstream, and its outcome would stay unknown.
-      if (running.has((message.params as { requestId?: string | number } | undefined)?.requestId ?? ""))
-        return;
-    }
-    void upstream.send(message).catch((error: unknown) => {
-      if (message.id !== undefined && message.method !== undefined) {
-        void toClient({
-          jsonrpc: "2.0",
-          id: message.id,
-          error: {
-            code: UPSTREAM_GONE_CODE,
-            message: `The upstream MCP server is not reachable: ${String(error)}`,
-          },
-        });
-      }
+    if (message.method === "notifications/cancelled") return cancel(message);
+    if (message.method !== undefined && message.id !== undefined) return relay(message, message.id);
+    // A notification, or the client's answer to a request of the upstream's (under the upstream's own id).
+    void upstream.send(message).catch(() => {});
+  }
+
+  /** Passes a request of the client's upstream under an id of the gateway's. */
+  function relay(message: JsonRpcMessage, clientId: Id) {
+    const id = ++sent;
+    outstanding.set(id, { keyed: false, clientId });
+    relayed.set(clientId, id);
+    void upstream.send({ ...message, id }).catch((error: unknown) => {
+      if (!outstanding.has(id)) return;
+      forget(id);
+      void toClient(gone(clientId, `The upstream MCP server is not reachable: ${String(error)}`));
     });
   }
 
+  /**
+   * Passes on the client's cancellation of a request it passed through, naming it by the gateway's id. A keyed call
+   * runs to its end and is recorded, so that the retry gets its answer (a cancelled request is never answered by the
+   * upstream, and its outcome would stay unknown); an id the client has no request under names nothing upstream.
+   */
+  function cancel(message: JsonRpcMessage) {
+    const params = message.params ?? {};
+    const clientId = params.requestId as Id | undefined;
+    if (clientId === undefined || running.has(clientId)) return;
+    const id = relayed.get(clientId);
+    if (id === undefined) return;
+    forget(id);
+    void upstream.send({ ...message, params: { ...params, requestId: id } }).catch(() => {});
+  }
+
   function fromUpstream(message: JsonRpcMessage) {
-    if (typeof message.id === "string" && message.method === undefined) {
-      const waiter = waiting.get(message.id);
-      if (waiter !== undefined) {
-        waiting.delete(message.id);
-        waiter.resolve({
-          ...(message.result ? { result: message.result } : {}),
-          ...(message.error ? { error: message.error } : {}),
-        });
-        return;
-      }
+    if (message.method === undefined && message.id !== undefined && message.id !== null) {
+      // An answer: to a request of the gateway's, or to nothing still asked (a cancelled or timed-out one).
+      const request = typeof message.id === "number" ? outstanding.get(message.id) : undefined;
+      if (request === undefined) return;
+      forget(message.id as number);
+      if (!request.keyed) return void toClient({ ...message, id: request.clientId });
+      request.resolve({
+        ...(message.result ? { result: message.result } : {}),
+        ...(message.error ? { error: message.error } : {}),
+      });
+      return;
     }
+    // The upstream's notifications and requests to the client, under the upstream's own ids and tokens.
     void toClient(message);
   }
 
@@ -265,7 +309,7 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
       upstream.onmessage = fromUpstream;
       upstream.onclose = () => {
         upstreamOpen = false;
-        failWaiting(new UpstreamClosedError("The upstream MCP server exited while the call ran."));
+        failOutstanding(new UpstreamClosedError("The upstream MCP server exited while the call ran."));
         void close();
       };
       upstream.onerror = () => {};
@@ -278,6 +322,11 @@ export function mcpGateway(options: McpGatewayOptions): McpGateway {
     },
     close,
   };
+}
+
+/** The gateway's own error answer to the client's request `id` when the upstream is gone. */
+function gone(id: Id, message: string): JsonRpcMessage {
+  return { jsonrpc: "2.0", id, error: { code: UPSTREAM_GONE_CODE, message } };
 }
 
 /**
