@@ -143,7 +143,13 @@ describe("idemkey/a2a: the states a task is left in are recorded as its last eve
       expect(again.id).toBe(first.id);
       expect(again.status?.state).toBe(state);
       expect(bookingText(again)).toBe(`booked ${made[0]?.id}`);
-      if (state !== TaskState.TASK_STATE_AUTH_REQUIRED) expect(first.status?.state).toBe(state);
+      expect(first.status?.state).toBe(state);
+      // A retry by message/stream gets the recorded task too, and its stream ends.
+      const streamed = a2aTool(server.client, { name: "book", effect: "keyed", stream: true });
+      const viaStream = (await harness().call("trip-s", streamed, args)) as Task;
+      expect(viaStream.id).toBe(first.id);
+      expect(viaStream.status?.state).toBe(state);
+      expect(bookings(effects)).toHaveLength(1);
     });
   }
 

@@ -60,13 +60,16 @@ function agentMessage(
 /**
  * A recorded answer, published as an execution ends: the message, or the task followed by a status update with its
  * status, since the SDK ends a blocking send or a stream on a status update (a task waiting for input) and answers a
- * blocking send at once on one (a task waiting for authorization); a task event alone would leave those waiting.
+ * blocking send at once on one (a task waiting for authorization); a task event alone would leave those waiting. A
+ * task waiting for authorization also ends the bus, which the SDK keeps open for the executor to go on: a replay has
+ * nothing more to say, and a stream would otherwise stay open.
  */
 export function publishReplay(bus: ExecutionEventBus, answer: A2aAnswer): void {
   bus.publish(answer);
   if (answer.kind !== "task") return;
   const { id: taskId, contextId, status } = answer.data;
   bus.publish({ kind: "statusUpdate", data: { taskId, contextId, status, metadata: {} } });
+  if (status?.state === TaskState.TASK_STATE_AUTH_REQUIRED) bus.finished();
 }
 
 /**
