@@ -13,5 +13,11 @@ export {
 /** The SDK's `Role` values idemkey sends (the protocol's enum numbers; the SDK is not loaded at run time). */
 export const Role = { ROLE_USER: 1, ROLE_AGENT: 2 } as const;
 
-/** The SDK's `TaskState` values idemkey publishes. */
-export const TaskState = { TASK_STATE_FAILED: 4 } as const;
+/** The SDK's `TaskState` values idemkey publishes or tells apart. */
+export const TaskState = {
+  TASK_STATE_FAILED: 4,
+  TASK_STATE_CANCELED: 5,
+  TASK_STATE_INPUT_REQUIRED: 6,
+  TASK_STATE_REJECTED: 7,
+  TASK_STATE_AUTH_REQUIRED: 8,
+} as const;

@@ -5,12 +5,26 @@ import { ToolCallError } from "../../errors/tool-call-error.js";
 import { defineTool } from "../../harness/define-tool.js";
 import type { Tool, ToolContext, ToolDefinition } from "../../harness/types.js";
 import { type A2aAnswer, type A2aEvent, foldEvents } from "../fold.js";
-import { NO_EFFECT_METADATA, REFUSAL_METADATA, Refusal } from "../meta.js";
+import { NO_EFFECT_METADATA, REFUSAL_METADATA, Refusal, TaskState } from "../meta.js";
 import { type A2aMessageInput, keyedMessage } from "./message.js";
 import { A2aTaskError } from "./task-error.js";
 
-/** The task states that answer an error (`TaskState.TASK_STATE_FAILED`, `TASK_STATE_REJECTED`). */
-const ERROR_STATES: readonly number[] = [4, 7];
+/**
+ * The task states that answer an error: final states the agent reported in place of an answer. A canceled task
+ * may have acted before it was stopped (a table booked, then the task canceled): it is an error nobody vouched for,
+ * never a success to build on.
+ */
+const ERROR_STATES: readonly number[] = [
+  TaskState.TASK_STATE_FAILED,
+  TaskState.TASK_STATE_CANCELED,
+  TaskState.TASK_STATE_REJECTED,
+];
+
+const STATE_NAMES: { [state: number]: string } = {
+  [TaskState.TASK_STATE_FAILED]: "failed",
+  [TaskState.TASK_STATE_CANCELED]: "canceled",
+  [TaskState.TASK_STATE_REJECTED]: "rejected",
+};
 
 /** What one send answers: the agent's message, or its task. */
 export type A2aResult = Message | Task;
@@ -57,9 +71,10 @@ export interface A2aToolOptions<A> extends Omit<ToolDefinition<A, A2aResult>, "r
  * The agent's refusals become errors: `key_reused` an `IdempotencyConflictError`, `outcome_unknown` an
  * `OutcomeUnknownError`, a message still running or a store out of reach a retryable `ToolCallError` (nothing
  * ran), a message the agent marked `"dev.idemkey/no-effect"` a `ToolCallError` with `noEffect: true`. Any other
- * failed or rejected task throws `A2aTaskError`, which says nothing about the effect unless the tool's `noEffect`
- * classifier vouches for it: an `unguarded` call's outcome is then unknown, a `keyed` one is released and its
- * repeat reaches the agent with the same key. Every other answer is returned.
+ * failed, canceled or rejected task throws `A2aTaskError`, which says nothing about the effect unless the tool's
+ * `noEffect` classifier vouches for it: an `unguarded` call's outcome is then unknown, a `keyed` one is released and
+ * its repeat reaches the agent with the same key (which answers it from its record: the same canceled task). Every
+ * other answer is returned, a task in whatever state it is in (working, waiting for input or authorization).
  *
  * @example
  * const book = a2aTool(client, { name: "booking-agent", effect: "keyed" });
@@ -142,7 +157,11 @@ function checked(answer: A2aAnswer, tool: string, ctx: ToolContext): A2aResult {
     });
   }
   if (answer.kind === "task" && ERROR_STATES.includes(answer.data.status?.state ?? 0)) {
-    throw new A2aTaskError(tool, answer.data, text || "(no text)");
+    throw new A2aTaskError(
+      tool,
+      answer.data,
+      text || `the task ended ${STATE_NAMES[answer.data.status?.state ?? 0]}`,
+    );
   }
   return answer.data;
 }

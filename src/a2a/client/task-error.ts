@@ -3,9 +3,10 @@ import { brand, branded } from "../../errors/brand.js";
 import { ErrorAnswer } from "../../errors/error-answer.js";
 
 /**
- * An A2A agent answered with a task in `TASK_STATE_FAILED` or `TASK_STATE_REJECTED` that is not one of
- * `idempotentExecutor`'s refusals. The SDK's server turns an executor that throws into such a task, so it cannot tell
- * "declined, nothing happened" from "booked, then crashed": it says nothing about the effect. The harness applies the
+ * An A2A agent answered with a task in `TASK_STATE_FAILED`, `TASK_STATE_CANCELED` or `TASK_STATE_REJECTED` that is
+ * not one of `idempotentExecutor`'s refusals (`task.status.state` says which). The SDK's server turns an executor that
+ * throws into such a task, so it cannot tell "declined, nothing happened" from "booked, then crashed", and a task
+ * canceled while it ran may have acted before it stopped: it says nothing about the effect. The harness applies the
  * one rule (docs/integration-contract.md): the tool's declared `noEffect` classifier, which receives this error
  * (`answer` and `task` are the task), may vouch for it; otherwise an `unguarded` call's outcome is unknown and a
  * `keyed` one is released (the agent dedupes a repeat on the key).

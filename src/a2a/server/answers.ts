@@ -58,6 +58,21 @@ function agentMessage(
 }
 
 /**
+ * A recorded answer, published as an execution ends: the message, or the task followed by a status update with its
+ * status, since the SDK ends a blocking send or a stream on a status update (a task waiting for input) and answers a
+ * blocking send at once on one (a task waiting for authorization); a task event alone would leave those waiting. A
+ * task waiting for authorization also ends the bus, which the SDK keeps open for the executor to go on: a replay has
+ * nothing more to say, and a stream would otherwise stay open.
+ */
+export function publishReplay(bus: ExecutionEventBus, answer: A2aAnswer): void {
+  bus.publish(answer);
+  if (answer.kind !== "task") return;
+  const { id: taskId, contextId, status } = answer.data;
+  bus.publish({ kind: "statusUpdate", data: { taskId, contextId, status, metadata: {} } });
+  if (status?.state === TaskState.TASK_STATE_AUTH_REQUIRED) bus.finished();
+}
+
+/**
  * What a key is bound to: what the sender wrote (parts, references, extensions, metadata but the key) and the task
  * it continues, never the ids the server fills in for a new task (a retry gets fresh ones).
  */
@@ -74,9 +89,14 @@ export function messageContent(requestContext: RequestContext): unknown {
   };
 }
 
-/** The bus the executor publishes on: every event goes on to the real bus as it comes, and is kept. */
-export function recordingBus(bus: ExecutionEventBus): { bus: ExecutionEventBus; events: A2aEvent[] } {
-  const events: A2aEvent[] = [];
+/**
+ * The bus the executor publishes on: every event goes on to the real bus as it comes, and is kept in `events` (a new
+ * list, or one an execution already records into, for what its `cancelTask` publishes).
+ */
+export function recordingBus(
+  bus: ExecutionEventBus,
+  events: A2aEvent[] = [],
+): { bus: ExecutionEventBus; events: A2aEvent[] } {
   const recording: ExecutionEventBus = {
     publish(event: AgentExecutionEvent) {
       events.push(event);

@@ -1,11 +1,12 @@
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from "@a2a-js/sdk/server";
-import { dedupeCall } from "../../mcp/server/dedupe-call.js";
+import { type CallOutcome, dedupeCall } from "../../mcp/server/dedupe-call.js";
 import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
-import { answerText, foldEvents, parseAnswer } from "../fold.js";
+import { type A2aAnswer, answerText, foldEvents, parseAnswer } from "../fold.js";
 import { NO_EFFECT_METADATA, REFUSAL_METADATA, Refusal } from "../meta.js";
-import { messageContent, publishMarked, recordingBus } from "./answers.js";
+import { messageContent, publishMarked, publishReplay, recordingBus } from "./answers.js";
 import { type IdempotentExecutorOptions, resolveExecutorOptions } from "./options.js";
 import { messageKey } from "./read-key.js";
+import { taskWatch } from "./task-watch.js";
 
 /** The tool name A2A records are fingerprinted and reported under. */
 const TOOL = "a2a message";
@@ -15,7 +16,8 @@ const TOOL = "a2a message";
  * (`"dev.idemkey/idempotency-key"`, sent by `a2aTool` and `keyedMessage`) is executed once, whatever the retries:
  *
  * - the first message with a key runs the executor; what it published (the task as its last event left it, or its
- *   message) is recorded in the store;
+ *   message) is recorded in the store, what its `cancelTask` publishes for the task included: a task canceled while
+ *   it runs, or while it waits for input or authorization, is recorded canceled;
  * - a retry with the same content gets the recorded answer, published on its event bus, without running it;
  * - a duplicate while the first still runs waits for it (`waitMs`) and then gets the same answer;
  * - the same key with other content gets a `key_reused` refusal; the executor does not run.
@@ -40,6 +42,7 @@ export function idempotentExecutor(
   }
   const resolved = resolveExecutorOptions(options);
   const { store, required, leaseMs, retentionMs, waitMs, pollMs, rerunAfterTakeover, onError } = resolved;
+  const tasks = taskWatch(store);
 
   async function execute(requestContext: RequestContext, eventBus: ExecutionEventBus): Promise<void> {
     const key = messageKey(requestContext.userMessage);
@@ -62,34 +65,48 @@ export function idempotentExecutor(
       );
     }
     const recording = recordingBus(eventBus);
-    const outcome = await dedupeCall({
-      store,
-      leaseMs,
-      retentionMs,
-      rerunAfterTakeover,
-      scope,
-      key,
-      recordKey: scopedKey(StorePrefix.a2a, scope, key),
-      tool: TOOL,
-      args: messageContent(requestContext),
-      run: async () => {
-        await executor.execute(requestContext, recording.bus);
-        return foldEvents(recording.events);
-      },
-      // Nothing published, nothing to replay: the key is released.
-      serialize: (answer) => (answer === undefined ? undefined : answerText(answer)),
-      waitMs,
-      pollMs,
-      onError,
-    });
+    const recordKey = scopedKey(StorePrefix.a2a, scope, key);
+    let execution: ReturnType<typeof tasks.start> | undefined;
+    let outcome: CallOutcome<A2aAnswer | undefined> | undefined;
+    try {
+      outcome = await dedupeCall({
+        store,
+        leaseMs,
+        retentionMs,
+        rerunAfterTakeover,
+        scope,
+        key,
+        recordKey,
+        tool: TOOL,
+        args: messageContent(requestContext),
+        run: async () => {
+          const running = tasks.start(requestContext.taskId, recording.events);
+          execution = running;
+          try {
+            await executor.execute(requestContext, recording.bus);
+          } finally {
+            running.ran();
+          }
+          return foldEvents(recording.events);
+        },
+        // Nothing published, nothing to replay: the key is released.
+        serialize: (answer) => (answer === undefined ? undefined : answerText(answer)),
+        waitMs,
+        pollMs,
+        onError,
+      });
+    } finally {
+      // Once the answer is saved (or not), a cancel still to come is applied to the record.
+      const ran = outcome?.kind === "ran" ? outcome : undefined;
+      execution?.recorded(ran && recordKey, ran?.result, (error) =>
+        onError({ error, phase: "save", tool: TOOL, scope, key }),
+      );
+    }
     switch (outcome.kind) {
       case "ran":
         return;
-      case "replayed": {
-        const answer = parseAnswer(outcome.saved);
-        eventBus.publish(answer);
-        return;
-      }
+      case "replayed":
+        return publishReplay(eventBus, parseAnswer(outcome.saved));
       case "no_effect": {
         const { error } = outcome;
         const text = error instanceof Error ? error.message : String(error);
@@ -107,6 +124,7 @@ export function idempotentExecutor(
 
   return {
     execute,
-    cancelTask: (taskId, eventBus) => executor.cancelTask(taskId, eventBus),
+    cancelTask: (taskId, eventBus) =>
+      tasks.cancel(taskId, eventBus, (bus) => executor.cancelTask(taskId, bus)),
   };
 }
