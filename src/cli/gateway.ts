@@ -28,10 +28,14 @@ export const GATEWAY_HELP = `  idemkey gateway mcp --store <url> [--scope <name>
       --tls-cert, --tls-key, --tls-ca, --scope-mtls  with --listen, as for gateway http below (https://
                      <host>:<port>/mcp; with --scope-mtls a session is its client certificate's).
   idemkey gateway http --store <url> --upstream <http://host:port> --listen [<host>:]<port>
-                       [--scope-header <name>] [--max-body-bytes <n>]
+                       [--scope-header <name>] [--max-body-bytes <n>] [--methods <list>] [--require-key]
                        [--tls-cert <file> --tls-key <file> [--tls-ca <file> [--scope-mtls subject|fingerprint]]]
       A reverse proxy with Idempotency-Key semantics (the middleware's) in front of any HTTP API.
       --scope-header  the request header naming the caller (an API key); keys are per caller.
+      --methods       the methods whose keyed requests are forwarded once, comma-separated (default
+                      POST,PATCH,PUT,DELETE); other methods pass through untouched, key or not.
+      --require-key   answers a request of those methods without an Idempotency-Key 400 key-missing
+                      problem+json, not forwarded (by default it passes through untouched).
       --tls-cert, --tls-key  listen with HTTPS (PEM files); --tls-ca requires a client certificate
                       that CA signed (a request without one is answered 401 problem+json).
       --scope-mtls    names the caller by its client certificate's subject or SHA-256 fingerprint.`;
@@ -241,6 +245,7 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
     throw new UsageError(`--scope-header must be a header name, got "${header}"`);
   }
   const maxBodyBytes = whole("--max-body-bytes", values["max-body-bytes"], 1);
+  const methods = values.methods === undefined ? undefined : methodList(values.methods);
   const { tls, mtls } = tlsFlags(values, header);
   const opened = await openWritable(values.store);
   const { httpGateway } = await import("../gateway/http-gateway.js");
@@ -256,11 +261,26 @@ async function httpCommand(argv: string[]): Promise<string | undefined> {
         port: listen.port,
         ...(header === undefined ? {} : { scopeHeader: header }),
         ...(maxBodyBytes === undefined ? {} : { maxBodyBytes }),
+        ...(methods === undefined ? {} : { methods }),
+        ...(values["require-key"] ? { required: true } : {}),
         ...(tls === undefined ? {} : { tls }),
         ...(mtls === undefined ? {} : { scopeMtls: mtls }),
       }),
     (gateway) => `idemkey gateway http: ${gateway.url} -> ${upstream}\n`,
   );
+}
+
+/** `--methods POST,PUT`: HTTP methods, comma-separated. */
+function methodList(text: string): string[] {
+  const methods = text.split(",");
+  const bad = methods.find((method) => !isToken(method));
+  if (bad !== undefined) {
+    const which = methods.length > 1 ? ` ("${bad}" is not one)` : "";
+    throw new UsageError(
+      `--methods must be HTTP methods separated by commas, such as POST,PUT, got "${text}"${which}`,
+    );
+  }
+  return methods;
 }
 
 /** `--tls-cert`, `--tls-key`, `--tls-ca` (read) and `--scope-mtls`, which needs the CA and no `--scope-header`. */
@@ -323,6 +343,8 @@ function parseHttp(argv: string[]) {
       listen: { type: "string" },
       "scope-header": { type: "string" },
       "max-body-bytes": { type: "string" },
+      methods: { type: "string" },
+      "require-key": { type: "boolean" },
       ...TLS_OPTIONS,
       help: { type: "boolean", short: "h" },
     },

@@ -22,11 +22,31 @@ export interface HttpGatewayOptions extends Omit<IdempotencyOptions<IncomingMess
    * @example scopeHeader: "x-api-key"
    */
   scopeHeader?: string;
+  /**
+   * The request methods the gateway covers: a request of one of them with an `Idempotency-Key` is forwarded once and
+   * its answer replayed. Any other method passes through untouched, key or not. Unlike the middleware's (POST and
+   * PATCH), the default is every method that is not safe (RFC 9110 9.2.1), since a gateway fronts a whole API.
+   * Names are case-insensitive.
+   * @default ["POST", "PATCH", "PUT", "DELETE"]
+   * @example methods: ["POST"]
+   */
+  methods?: readonly string[];
+  /**
+   * Whether a covered request without an `Idempotency-Key` is refused (`400`, problem `key-missing`) and not
+   * forwarded. Unlike the middleware's, the default is `false`: put in front of an API its clients already use, the
+   * gateway passes their keyless requests through untouched, unprotected, as before it was there. A malformed key is
+   * refused either way.
+   * @default false
+   */
+  required?: boolean;
   /** @default "127.0.0.1" */
   host?: string;
   /** @default 0 (a free port) */
   port?: number;
 }
+
+/** The methods a gateway covers by default: those that are not safe (RFC 9110 9.2.1). */
+const GATEWAY_METHODS = ["POST", "PATCH", "PUT", "DELETE"] as const;
 
 // Hop-by-hop fields (RFC 9110 7.6.1) and the ones fetch sets itself.
 const DROPPED = new Set([
@@ -43,11 +63,13 @@ const DROPPED = new Set([
 
 /**
  * A reverse proxy with the owner engine (`idempotencyEngine`, the middleware's semantics) in front of any HTTP API:
- * a request with an `Idempotency-Key` is forwarded once; the upstream's answer, whatever its status, is recorded and
- * replayed (`idempotent-replayed: true`); a retry while it runs is answered `409 key-in-flight`, another body with
- * the same key `422 key-reused`; an upstream whose connection fails after the request was sent leaves the key
- * `outcome_unknown` (`502`, then `409 outcome-unknown` to every retry), never sent again. A refused connection sent
- * nothing, so it releases the key. Requests without a key (or with a method not covered) pass through.
+ * a request of a covered method (`methods`: POST, PATCH, PUT and DELETE by default) with an `Idempotency-Key` is
+ * forwarded once; the upstream's answer, whatever its status, is recorded and replayed (`idempotent-replayed:
+ * true`); a retry while it runs is answered `409 key-in-flight`, another body with the same key `422 key-reused`; an
+ * upstream whose connection fails after the request was sent leaves the key `outcome_unknown` (`502`, then
+ * `409 outcome-unknown` to every retry), never sent again. A refused connection sent nothing, so it releases the key.
+ * Requests without a key pass through untouched (with `required`, a covered one is answered `400 key-missing`), and
+ * so do the methods not covered, key or not.
  *
  * @example
  * const gateway = await httpGateway({ upstream: "http://127.0.0.1:8000", store, scopeHeader: "x-api-key", port: 8080 });
@@ -72,6 +94,8 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
     host = "127.0.0.1",
     port = 0,
     upstream: _u,
+    methods = GATEWAY_METHODS,
+    required = false,
     ...engineOptions
   } = options;
   if (scopeHeader !== undefined && !isToken(scopeHeader)) {
@@ -81,6 +105,8 @@ export async function httpGateway(options: HttpGatewayOptions): Promise<HttpGate
   const header = scopeHeader?.toLowerCase();
   const engine = idempotencyEngine<IncomingMessage>({
     ...engineOptions,
+    methods,
+    required,
     scope:
       scopeMtls !== undefined
         ? (req) => certificateScope(req, scopeMtls)

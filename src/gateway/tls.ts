@@ -8,6 +8,7 @@ import {
 import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { subjectName } from "./subject-name.js";
 
 // What the HTTP gateway and the MCP gateway's Streamable HTTP listener share about listening: HTTPS, a client
 // certificate a CA signed, and the caller that certificate names.
@@ -32,10 +33,11 @@ export interface TlsOptions {
    */
   tls?: GatewayTls;
   /**
-   * Takes the scope from the client certificate: its `subject` (the distinguished name, such as
-   * `CN=billing,O=acme`, which a renewed certificate keeps) or its `fingerprint` (SHA-256, a new one per
-   * certificate). The MCP gateway reads it when a session starts, and refuses the session's later requests that
-   * come with a certificate naming another caller. Needs `tls.ca`; not with `scopeHeader`.
+   * Takes the scope from the client certificate: its `subject` (the distinguished name read from the certificate's
+   * DER, such as `O=acme,CN=billing`: a renewed certificate with the same subject keeps its keys) or its
+   * `fingerprint` (SHA-256, a new one per certificate, renewals included). The MCP gateway reads it when a session
+   * starts, and refuses the session's later requests that come with a certificate naming another caller. Needs
+   * `tls.ca`; not with `scopeHeader`.
    */
   scopeMtls?: ScopeMtls;
 }
@@ -60,14 +62,9 @@ export function checkTls(tls: unknown, scopeMtls: unknown, scopeHeader: unknown)
 export function certificateScope(req: IncomingMessage, by: ScopeMtls): string {
   const certificate = (req.socket as TLSSocket).getPeerCertificate();
   if (by === "fingerprint") return `sha256:${certificate.fingerprint256}`;
-  // `name=value` per attribute in the certificate's order, special characters escaped as RFC 4514 escapes them,
-  // so that no two subjects read alike.
-  const subject = certificate.subject as unknown as Record<string, string | string[]>;
-  return Object.entries(subject)
-    .flatMap(([name, value]) =>
-      (Array.isArray(value) ? value : [value]).map((v) => `${name}=${v.replace(/[\\,+="<>;]/g, "\\$&")}`),
-    )
-    .join(",");
+  // From the certificate's own bytes: Node's parsed `subject` merges a repeated attribute type and flattens an RDN
+  // of several attributes, so that two subjects would read alike (see subject-name.ts).
+  return subjectName(certificate.raw);
 }
 
 /**

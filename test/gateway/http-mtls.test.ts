@@ -1,7 +1,7 @@
 import { request } from "node:https";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../support/cli.js";
-import { type Holder, testPki } from "./pki.js";
+import { type Holder, LOOKALIKES, testPki } from "./pki.js";
 import { scopesIn, startHttpGateway, tempRuns } from "./support.js";
 
 // `idemkey gateway http --tls-* --scope-mtls` in front of Python's http.server (test/fixtures/effect-server.py,
@@ -84,6 +84,38 @@ describe("idemkey gateway http with mTLS: the client certificate is the scope", 
     expect((await post(url, "alice", "k2", '{"n":2}')).status).toBe(201);
     expect((await post(url, "bob", "k2", '{"n":2}')).headers["idempotent-replayed"]).toBeUndefined();
     expect(effects()).toHaveLength(2);
+  });
+});
+
+describe("idemkey gateway http --scope-mtls subject: the scope is the subject's DER, read exactly", () => {
+  it("subjects Node's parsed subject reads alike (a type repeated apart or together, one RDN or two) are four scopes", async () => {
+    const { url, effects, db } = await setup("subject");
+    const holders = Object.keys(LOOKALIKES) as (keyof typeof LOOKALIKES)[];
+    for (const [i, holder] of holders.entries()) {
+      // The same key and body from each: each one's own call, not a replay of the one before.
+      const answer = await post(url, holder, "k1", '{"n":1}');
+      expect(answer.status).toBe(201);
+      expect(answer.headers["idempotent-replayed"]).toBeUndefined();
+      expect(JSON.parse(answer.body)).toEqual({ effects: i + 1 });
+    }
+    expect(effects()).toHaveLength(4);
+    expect(await scopesIn(db)).toEqual(Object.values(LOOKALIKES).sort());
+  });
+
+  it("a renewed certificate (same subject, new key) keeps its keys by subject, and starts afresh by fingerprint", async () => {
+    const bySubject = await setup("subject");
+    expect((await post(bySubject.url, "alice", "k1", '{"n":1}')).status).toBe(201);
+    const renewed = await post(bySubject.url, "aliceRenewed", "k1", '{"n":1}');
+    expect(renewed.status).toBe(201);
+    expect(renewed.headers["idempotent-replayed"]).toBe("true");
+    expect(bySubject.effects()).toHaveLength(1);
+
+    const byFingerprint = await setup("fingerprint");
+    expect((await post(byFingerprint.url, "alice", "k1", '{"n":1}')).status).toBe(201);
+    const fresh = await post(byFingerprint.url, "aliceRenewed", "k1", '{"n":1}');
+    expect(fresh.status).toBe(201);
+    expect(fresh.headers["idempotent-replayed"]).toBeUndefined();
+    expect(byFingerprint.effects()).toHaveLength(2);
   });
 });
 

@@ -9,7 +9,7 @@ import { mcpHttpGateway } from "../../src/gateway/index.js";
 import { IDEMPOTENCY_KEY_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { runCli } from "../support/cli.js";
-import { type Holder, testPki } from "./pki.js";
+import { type Holder, LOOKALIKES, testPki } from "./pki.js";
 import { mcpUpstream, scopesIn, startGateway, tempRuns } from "./support.js";
 
 // The MCP gateway's Streamable HTTP listener with TLS and `scopeMtls`, in front of the MCP server of
@@ -128,6 +128,39 @@ describe("mcpHttpGateway with mTLS: a session's scope is its client certificate"
     } finally {
       await gw.close();
     }
+  });
+
+  it("subjects Node's parsed subject reads alike (a type repeated apart or together, one RDN or two) are four scopes", async () => {
+    const gw = await serve(runs.next(), "subject");
+    try {
+      const holders = Object.keys(LOOKALIKES) as (keyof typeof LOOKALIKES)[];
+      for (const holder of holders) {
+        // The same key and arguments from each: each one's own call, not a replay of the one before.
+        const { client } = await connect(gw.url, holder);
+        try {
+          const result = await call(client, "same", "k1");
+          expect(result._meta?.[REPLAYED_META]).toBeUndefined();
+          expect(result.isError).toBeFalsy();
+        } finally {
+          await client.close();
+        }
+      }
+      expect(gw.effects()).toEqual(["same", "same", "same", "same"]);
+      // A renewed certificate (alice's subject, a new key) keeps her keys.
+      const alice = await connect(gw.url, "alice");
+      const renewed = await connect(gw.url, "aliceRenewed");
+      try {
+        expect((await call(alice.client, "alice", "k2"))._meta?.[REPLAYED_META]).toBeUndefined();
+        expect((await call(renewed.client, "alice", "k2"))._meta?.[REPLAYED_META]).toBe(true);
+      } finally {
+        await alice.client.close();
+        await renewed.client.close();
+      }
+      expect(gw.effects()).toEqual(["same", "same", "same", "same", "alice"]);
+    } finally {
+      await gw.close();
+    }
+    expect(await scopesIn(gw.db)).toEqual([...Object.values(LOOKALIKES), "O=acme,CN=alice"].sort());
   });
 
   it("a client without a certificate, or with one the CA did not sign, is refused 401 problem+json", async () => {

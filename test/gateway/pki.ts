@@ -4,11 +4,31 @@ import { join } from "node:path";
 import { beforeAll } from "vitest";
 
 // Certificates made by `openssl` for the gateways' mTLS tests: a CA, the gateway's certificate (for 127.0.0.1), two
-// clients the CA signed (alice and bob, `O=acme,CN=<name>`) and one it did not (mallory, who says CN=alice).
+// clients the CA signed (alice and bob, `O=acme,CN=<name>`) and one it did not (mallory, who says CN=alice); alice's
+// renewal (her subject, a new key and serial); and two pairs of subjects that Node's parsed subject object reads alike
+// (a repeated attribute type apart or together; one RDN of two attributes or two RDNs of one).
 const EC = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
 
 /** Who holds a certificate in the test PKI. */
-export type Holder = "ca" | "gateway" | "alice" | "bob" | "mallory";
+export type Holder =
+  | "ca"
+  | "gateway"
+  | "alice"
+  | "bob"
+  | "mallory"
+  | "aliceRenewed"
+  | "ouApart"
+  | "ouTogether"
+  | "oneRdn"
+  | "twoRdns";
+
+/** The subjects of the look-alike holders, as the gateway's `--scope-mtls subject` names them. */
+export const LOOKALIKES = {
+  ouApart: "OU=x,CN=c,OU=y",
+  ouTogether: "OU=x,OU=y,CN=c",
+  oneRdn: "CN=c+O=z",
+  twoRdns: "CN=c,O=z",
+} as const;
 
 /**
  * The test PKI, made in `<parent>/pki` before the file's tests run: `file(name, "crt" | "key")` is the path of a
@@ -36,7 +56,18 @@ export function testPki(parent: string) {
       );
       return;
     }
-    openssl("req", ...EC, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subject);
+    // `-multivalue-rdn` reads `+` as joining two attributes into one RDN (`/CN=c+O=z`).
+    openssl(
+      "req",
+      ...EC,
+      "-keyout",
+      `${name}.key`,
+      "-out",
+      `${name}.csr`,
+      "-multivalue-rdn",
+      "-subj",
+      subject,
+    );
     const ext = [];
     if (options.ext) {
       writeFileSync(join(dir, `${name}.ext`), options.ext);
@@ -79,6 +110,11 @@ export function testPki(parent: string) {
     certificate("alice", "/O=acme/CN=alice");
     certificate("bob", "/O=acme/CN=bob");
     certificate("mallory", "/O=acme/CN=alice", { selfSigned: true });
+    certificate("aliceRenewed", "/O=acme/CN=alice");
+    certificate("ouApart", "/OU=x/CN=c/OU=y");
+    certificate("ouTogether", "/OU=x/OU=y/CN=c");
+    certificate("oneRdn", "/CN=c+O=z");
+    certificate("twoRdns", "/CN=c/O=z");
   });
 
   const file = (name: Holder, kind: "crt" | "key") => join(dir, `${name}.${kind}`);
