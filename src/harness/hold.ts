@@ -247,15 +247,17 @@ async function complete<A, R>(
     }
     // The effect happened: the key is closed as completed without a result, so that no later call runs it again
     // (a replay throws the same CanonicalizationError).
-    await writeCompletion(call, lease, {
+    const written = await writeCompletion(call, lease, {
       state: "completed",
       result: null,
       token: null,
       leaseMs: null,
       attempts: attempt,
       ttlMs: core.retentionMs,
-    }).catch(() => false);
+    }).catch(() => undefined);
     emit(call, { type: "failed", attempt, error: bad });
+    // As for a JSON result: the outcome a taker marked unknown is now known, and whoever counts resolutions hears it.
+    if (written === "late") emit(call, { type: "resolved", attempt, by: undefined, how: "late_completion" });
     throw bad;
   }
   const patch: RecordPatch = {
@@ -317,10 +319,16 @@ export function parseResult(text: string): unknown {
 /**
  * The one write that closes the window between the effect and the ledger: the claim layer's must-happen write,
  * retried with backoff under a renewed lease (it throws once its budget is spent). When the claim was lost meanwhile
- * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all.
+ * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all
+ * (`"late"`: the caller says so as a `resolved` event).
  */
-async function writeCompletion<A, R>(call: Call<A, R>, lease: Lease, patch: RecordPatch) {
-  return (await lease.save(patch)) !== undefined || lateCompletion(call, patch);
+async function writeCompletion<A, R>(
+  call: Call<A, R>,
+  lease: Lease,
+  patch: RecordPatch,
+): Promise<"saved" | "late" | undefined> {
+  if ((await lease.save(patch)) !== undefined) return "saved";
+  return (await lateCompletion(call, patch)) ? "late" : undefined;
 }
 
 /** After the claim was lost: the completion over an `outcome_unknown` record, if that is what the taker left. */
