@@ -3,7 +3,7 @@ import { isOutcomeUnknownError } from "../errors/guards.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
-import { modelTextsOf } from "../harness/model-texts.js";
+import { modelTextsOf, outcomeUnknownText } from "../harness/model-texts.js";
 import { Effect, type Harness, type Tool, type ToolPolicy } from "../harness/types.js";
 import { describe } from "../options/describe.js";
 import { importPeer } from "../peer/import-peer.js";
@@ -125,7 +125,7 @@ export function idempotentTools<T extends ToolSet>(
         } catch (error) {
           if (!isOutcomeUnknownError(error)) throw error;
           // The SDK shows the model an error's message: the model's words, the harness's error as the cause.
-          throw new OutcomeUnknownError(error.key, texts.outcomeUnknown({ tool: name, key: error.key }), {
+          throw new OutcomeUnknownError(error.key, outcomeUnknownText(texts, name, error), {
             cause: error,
           });
         }

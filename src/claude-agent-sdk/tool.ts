@@ -3,7 +3,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ErrorAnswer } from "../errors/error-answer.js";
 import { isErrorAnswer, isOutcomeUnknownError } from "../errors/guards.js";
 import { defineTool } from "../harness/define-tool.js";
-import { modelTextsOf } from "../harness/model-texts.js";
+import { modelTextsOf, outcomeUnknownText } from "../harness/model-texts.js";
 import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { replayedResult, textOf, unknownResult } from "./answer.js";
@@ -114,7 +114,7 @@ export function idempotentSdkTool<Schema extends AnyZodRawShape>(
       } catch (error) {
         if (isErrorAnswer(error)) return error.answer as CallToolResult;
         if (isOutcomeUnknownError(error)) {
-          return unknownResult(texts.outcomeUnknown({ tool: base.name, key: error.key }));
+          return unknownResult(outcomeUnknownText(texts, base.name, error));
         }
         throw error;
       }

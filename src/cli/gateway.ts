@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { storeDrivers } from "../drivers/list.js";
 import type { GatewayTransport } from "../gateway/mcp-options.js";
 import { isToken } from "../options/token.js";
+import { StorePrefix } from "../store/scoped-key.js";
 import { RunError, UsageError } from "./errors.js";
 import { openChecked } from "./open-store.js";
 import { serveUntilStopped } from "./serve.js";
@@ -220,7 +221,7 @@ async function openWritable(storeUrl: string) {
     if (!existsSync(dirname(url.path))) throw new UsageError(`--store: no directory ${dirname(url.path)}`);
     writeFileSync(url.path, "", { flag: "a" });
   }
-  return openChecked(storeUrl, "store", (store) => store.get("mcp:"));
+  return openChecked(storeUrl, "store", (store) => store.get(StorePrefix.mcp));
 }
 
 async function httpCommand(argv: string[]): Promise<string | undefined> {

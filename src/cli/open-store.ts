@@ -2,6 +2,7 @@ import type { OpenedStore } from "../inspector/store-url.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import type { Store } from "../store/types.js";
 import { RunError } from "./errors.js";
+import { openFailure } from "./store-failure.js";
 
 /**
  * Opens a `--store` URL and reads from it once, so that a wrong password or a server not running fails here, in one
@@ -19,7 +20,7 @@ export async function openChecked(
     await read(opened.store);
   } catch (error) {
     await opened.close().catch(() => {});
-    throw new RunError(`cannot read the ${what} at ${opened.label}: ${(error as Error).message}`);
+    throw new RunError(`cannot read the ${what} at ${opened.label}: ${openFailure(error)}`, { cause: error });
   }
   return opened;
 }

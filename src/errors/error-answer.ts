@@ -27,6 +27,8 @@ export class ErrorAnswer<T = unknown> extends IdemkeyError implements RetryHints
   /** The framework's error answer, as the tool returned it. */
   readonly answer: T;
   readonly tool: string;
+  /** The framework's own words for the error, as the adapter read them: what the model reads if the call is held. */
+  readonly text: string;
   readonly retryable = false;
   readonly noEffect: boolean | undefined;
 
@@ -38,6 +40,7 @@ export class ErrorAnswer<T = unknown> extends IdemkeyError implements RetryHints
     );
     this.answer = answer;
     this.tool = tool;
+    this.text = text;
     this.noEffect = noEffect;
   }
 }

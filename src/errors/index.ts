@@ -28,7 +28,11 @@ export { LeaseLostError } from "./lease-lost-error.js";
 export { LedgerStateError, type LedgerStateErrorData } from "./ledger-state-error.js";
 export { MissingPeerError } from "./missing-peer-error.js";
 export { NetworkError, type NetworkErrorData } from "./network-error.js";
-export { OutcomeUnknownError, type OutcomeUnknownErrorData } from "./outcome-unknown-error.js";
+export {
+  OutcomeUnknownError,
+  type OutcomeUnknownErrorData,
+  OutcomeUnknownReason,
+} from "./outcome-unknown-error.js";
 export { ResponseTooLargeError } from "./response-too-large-error.js";
 export { type RetryHints, retryHints } from "./retry-hints.js";
 export { SchemaVersionError } from "./schema-version-error.js";

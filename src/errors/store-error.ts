@@ -116,10 +116,15 @@ function compose(data: StoreErrorData): string {
       );
     default:
       return (
-        `${data.store} store: ${data.operation}${about} failed: ${data.detail ?? causeText(data.cause)}. ` +
+        `${data.store} store: ${data.operation}${about} failed: ${sentence(data.detail ?? causeText(data.cause))} ` +
         `It may or may not have been applied; calling again is safe once ${data.server ?? data.store} answers.`
       );
   }
+}
+
+/** `text` ended as a sentence: a period added unless it ends one already (ioredis's words do). */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
 }
 
 function causeText(cause: unknown): string {

@@ -1,6 +1,7 @@
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
+import { isErrorAnswer } from "../errors/guards.js";
 import { IdemkeyError } from "../errors/idemkey-error.js";
-import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
+import { OutcomeUnknownError, OutcomeUnknownReason } from "../errors/outcome-unknown-error.js";
 import { StoreError } from "../errors/store-error.js";
 import { canonicalizeAt, DEFAULT_MAX_DEPTH } from "../key/canonicalize.js";
 import type { RecordPatch } from "../store/types.js";
@@ -29,11 +30,37 @@ export interface Held<A> {
   /**
    * Set when the outcome of an earlier attempt of an unguarded call is not known (a takeover, or a record whose
    * outcome was unknown): the tool's reconcile decides before anything runs, and without one the outcome stays
-   * unknown. The text says why it is unknown.
+   * unknown, for the reason given.
    */
-  unknownBecause?: string;
+  unknownBecause?: Unknown;
   /** The claim layer's hold when the claim made one already (a claim or takeover); else `hold` starts one. */
   lease?: Lease;
+}
+
+/**
+ * Why an outcome is unknown: `why` for a person (the error's message, the ledger's audit trail), `reason` and the
+ * tool's own `answer` for the model (see `OutcomeUnknownError`).
+ */
+export interface Unknown {
+  why: string;
+  reason: OutcomeUnknownReason;
+  answer?: string | undefined;
+}
+
+/** The longest answer the ledger keeps for the model to read on a later call. */
+const MAX_ANSWER = 2000;
+
+/** The tool's own words in an error it answered or threw: what the model reads when the error puts a call on hold. */
+export function answerOf(error: unknown): string | undefined {
+  const text = isErrorAnswer(error)
+    ? error.text
+    : error instanceof Error
+      ? error.message
+      : typeof error === "string"
+        ? error
+        : undefined;
+  if (text === undefined || text === "") return undefined;
+  return text.length > MAX_ANSWER ? `${text.slice(0, MAX_ANSWER - 3)}...` : text;
 }
 
 /** Thrown when the claim was lost (taken over after a stall) between attempts: the caller looks at the ledger anew. */
@@ -98,7 +125,12 @@ async function attempts<A, R>(call: Call<A, R>, held: Held<A>, lease: Lease): Pr
         failures++;
         if (tool.effect === Effect.unguarded && !hadNoEffect(error, tool.noEffect)) {
           // The request may have reached the owner: only the world can tell whether it took effect.
-          const found = await reconcile(call, held, lease, attempt, `attempt ${attempt} failed`, error);
+          const because: Unknown = {
+            why: `attempt ${attempt} failed`,
+            reason: OutcomeUnknownReason.unclassifiedError,
+            answer: answerOf(error),
+          };
+          const found = await reconcile(call, held, lease, attempt, because, error);
           if (found.done) return found.value;
         }
         const delayMs = await planRetry(call, attempt, failures, error).catch(async (planError: unknown) => {
@@ -148,19 +180,22 @@ async function reconcile<A, R>(
   held: Held<A>,
   lease: Lease,
   attempt: number,
-  why: string,
+  because: Unknown,
   cause: unknown,
 ): Promise<{ done: true; value: R } | { done: false }> {
   const check = call.tool.reconcile;
-  if (check === undefined) throw await markUnknown(call, held, attempt, why, cause);
+  if (check === undefined) throw await markUnknown(call, held, attempt, because, cause);
+  const { why } = because;
   let found: Awaited<ReturnType<typeof check>>;
   try {
     found = await check(held.args, toolContext(call, attempt));
   } catch (error) {
-    throw await markUnknown(call, held, attempt, `${why}, and reconcile threw`, error);
+    throw await markUnknown(call, held, attempt, { ...because, why: `${why}, and reconcile threw` }, error);
   }
-  if (found === undefined)
-    throw await markUnknown(call, held, attempt, `${why}, and reconcile could not tell`, cause);
+  if (found === undefined) {
+    const undecided = { ...because, why: `${why}, and reconcile could not tell` };
+    throw await markUnknown(call, held, attempt, undecided, cause);
+  }
   if (found?.status === "done") {
     return { done: true, value: await complete(call, held, lease, found.result, attempt, "reconcile") };
   }
@@ -168,7 +203,13 @@ async function reconcile<A, R>(
   const bad = new TypeError(
     `tool.reconcile of "${call.tool.name}" must return { status: "done", result }, { status: "not_done" } or undefined`,
   );
-  throw await markUnknown(call, held, attempt, `${why}, and reconcile answered nonsense`, bad);
+  throw await markUnknown(
+    call,
+    held,
+    attempt,
+    { ...because, why: `${why}, and reconcile answered nonsense` },
+    bad,
+  );
 }
 
 /**
@@ -198,25 +239,25 @@ async function complete<A, R>(
       { cause: error },
     );
     if (tool.effect === Effect.unguarded) {
-      throw await markUnknown(
-        call,
-        held,
-        attempt,
-        `it ran but returned a result that is not JSON (${reason})`,
-        bad,
-      );
+      const because: Unknown = {
+        why: `it ran but returned a result that is not JSON (${reason})`,
+        reason: OutcomeUnknownReason.unrecordableResult,
+      };
+      throw await markUnknown(call, held, attempt, because, bad);
     }
     // The effect happened: the key is closed as completed without a result, so that no later call runs it again
     // (a replay throws the same CanonicalizationError).
-    await writeCompletion(call, lease, {
+    const written = await writeCompletion(call, lease, {
       state: "completed",
       result: null,
       token: null,
       leaseMs: null,
       attempts: attempt,
       ttlMs: core.retentionMs,
-    }).catch(() => false);
+    }).catch(() => undefined);
     emit(call, { type: "failed", attempt, error: bad });
+    // As for a JSON result: the outcome a taker marked unknown is now known, and whoever counts resolutions hears it.
+    if (written === "late") emit(call, { type: "resolved", attempt, by: undefined, how: "late_completion" });
     throw bad;
   }
   const patch: RecordPatch = {
@@ -278,10 +319,16 @@ export function parseResult(text: string): unknown {
 /**
  * The one write that closes the window between the effect and the ledger: the claim layer's must-happen write,
  * retried with backoff under a renewed lease (it throws once its budget is spent). When the claim was lost meanwhile
- * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all.
+ * (a takeover after a stall) and the taker found the outcome unknown, the result now known is recorded after all
+ * (`"late"`: the caller says so as a `resolved` event).
  */
-async function writeCompletion<A, R>(call: Call<A, R>, lease: Lease, patch: RecordPatch) {
-  return (await lease.save(patch)) !== undefined || lateCompletion(call, patch);
+async function writeCompletion<A, R>(
+  call: Call<A, R>,
+  lease: Lease,
+  patch: RecordPatch,
+): Promise<"saved" | "late" | undefined> {
+  if ((await lease.save(patch)) !== undefined) return "saved";
+  return (await lateCompletion(call, patch)) ? "late" : undefined;
 }
 
 /** After the claim was lost: the completion over an `outcome_unknown` record, if that is what the taker left. */
@@ -326,20 +373,26 @@ async function markUnknown<A, R>(
   call: Call<A, R>,
   held: Held<A>,
   attempt: number,
-  why: string,
+  because: Unknown,
   cause: unknown,
 ): Promise<OutcomeUnknownError> {
   const { core, key, tool } = call;
+  const { why, reason, answer } = because;
   const error = new OutcomeUnknownError({
     key,
     tool: tool.name,
     why,
+    reason,
+    ...(answer === undefined ? {} : { answer }),
     ...(cause === undefined ? {} : { cause }),
   });
+  // The reason and the tool's words are kept, so that a later call finding the key on hold tells the model the same.
   const event: LedgerEvent = {
     type: "outcome_unknown",
     at: core.clock(),
     error: cause === undefined ? why : `${why}: ${describeError(cause)}`,
+    reason,
+    ...(answer === undefined ? {} : { answer }),
   };
   try {
     await core.store.update(

@@ -5,6 +5,8 @@ export {
   type ModelTextContext,
   type ModelTexts,
   modelTextsOf,
+  type OutcomeUnknownContext,
+  outcomeUnknownText,
 } from "./model-texts.js";
 export type { HarnessOptions, WaitOptions } from "./options.js";
 export type { LedgerData, LedgerDataV2, LedgerVersion } from "./record/types.js";

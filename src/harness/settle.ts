@@ -2,11 +2,11 @@ import { claimInput, toClaim } from "../claim/claim.js";
 import type { Claim } from "../claim/types.js";
 import { ApprovalDeniedError } from "../errors/approval-denied-error.js";
 import { CanonicalizationError } from "../errors/canonicalization-error.js";
-import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
+import { OutcomeUnknownError, OutcomeUnknownReason } from "../errors/outcome-unknown-error.js";
 import { WaitTimeoutError } from "../errors/wait-timeout-error.js";
 import type { StoreRecord } from "../store/types.js";
 import { type Call, emit } from "./call.js";
-import { ClaimLost, type Held, hold, parseResult } from "./hold.js";
+import { ClaimLost, type Held, hold, parseResult, type Unknown } from "./hold.js";
 import { claimSpec } from "./lease.js";
 import { addEvent, decodeData, encodeData, lastEvent } from "./ledger.js";
 import type { LedgerCall } from "./record/types.js";
@@ -73,7 +73,10 @@ export async function settle<A, R>(call: Call<A, R>): Promise<R> {
           if (started) return started.value;
         } else if (state === "outcome_unknown") {
           if (tool.reconcile === undefined || tool.effect !== Effect.unguarded) throw unknown(call, record);
-          const started = await startFrom(call, record, "its outcome was unknown");
+          const started = await startFrom(call, record, {
+            ...heldBecause(record),
+            why: "its outcome was unknown",
+          });
           if (started) return started.value;
         }
         // Someone else moved the record first: look again.
@@ -167,10 +170,24 @@ function replay<A, R>(call: Call<A, R>, record: StoreRecord, sent: string): R {
 }
 
 function unknown<A, R>(call: Call<A, R>, record: StoreRecord): OutcomeUnknownError {
-  const data = decodeData(record);
-  const why =
-    lastEvent(data, "outcome_unknown")?.error ?? "an earlier attempt may or may not have taken effect";
-  return new OutcomeUnknownError({ key: call.key, tool: call.tool.name, why });
+  const { why, reason, answer } = heldBecause(record);
+  return new OutcomeUnknownError({
+    key: call.key,
+    tool: call.tool.name,
+    why,
+    reason,
+    ...(answer === undefined ? {} : { answer }),
+  });
+}
+
+/** Why a record is `outcome_unknown`, as its last `outcome_unknown` event says (without one: interrupted). */
+function heldBecause(record: StoreRecord): Unknown {
+  const event = lastEvent(decodeData(record), "outcome_unknown");
+  return {
+    why: event?.error ?? "an earlier attempt may or may not have taken effect",
+    reason: event?.reason ?? OutcomeUnknownReason.interrupted,
+    ...(event?.answer === undefined ? {} : { answer: event.answer }),
+  };
 }
 
 /** The arguments to run under a record: this call's own, or the recorded call's when only the identity matched. */
@@ -206,7 +223,10 @@ function takeOver<A, R>(
     lease,
   };
   if (unguarded && previous.attempts > 0) {
-    held.unknownBecause = `the process running attempt ${previous.attempts} stopped while it was pending`;
+    held.unknownBecause = {
+      why: `the process running attempt ${previous.attempts} stopped while it was pending`,
+      reason: OutcomeUnknownReason.interrupted,
+    };
   }
   return hold(call, held);
 }
@@ -218,7 +238,7 @@ function takeOver<A, R>(
 async function startFrom<A, R>(
   call: Call<A, R>,
   record: StoreRecord,
-  unknownBecause: string | undefined,
+  unknownBecause: Unknown | undefined,
 ): Promise<{ value: R } | undefined> {
   const { core } = call;
   const token = crypto.randomUUID();

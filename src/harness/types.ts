@@ -1,3 +1,4 @@
+import type { OutcomeUnknownReason } from "../errors/outcome-unknown-error.js";
 import type { PurgeOptions } from "../store/purge.js";
 import type { RecordState } from "../store/types.js";
 import type { ModelTexts } from "./model-texts.js";
@@ -161,7 +162,12 @@ export type LedgerEvent =
       /** Set by the reconciler: the `evidence` reconcile gave, as JSON. */
       evidence?: unknown;
     }
-  | { type: "outcome_unknown"; at: number; error: string }
+  /**
+   * The outcome became unknown: `error` says so for a person; `reason` and `answer` (the tool's own words, when an
+   * answer it gave is why) are what a later call that finds the key on hold tells the model. Without `reason` (a
+   * record written before it was kept, or by the reconciler) the reason is `interrupted`.
+   */
+  | { type: "outcome_unknown"; at: number; error: string; reason?: OutcomeUnknownReason; answer?: string }
   /**
    * A reconciler could not decide the outcome and left it for a person (or its next try, at `nextAt`): `reason` is
    * what the inspector shows; `tries` counts the reconcilers' tries so far. Replaced, not repeated, by the next one.

@@ -3,7 +3,7 @@ import { ErrorAnswer } from "../errors/error-answer.js";
 import { isErrorAnswer, isOutcomeUnknownError } from "../errors/guards.js";
 import { ToolCallError } from "../errors/tool-call-error.js";
 import { defineTool } from "../harness/define-tool.js";
-import { modelTextsOf } from "../harness/model-texts.js";
+import { modelTextsOf, outcomeUnknownText } from "../harness/model-texts.js";
 import { Effect, type Harness, type ToolPolicy } from "../harness/types.js";
 import { calls } from "../langgraph/context.js";
 import { defaultTaskId } from "../langgraph/task-id.js";
@@ -130,7 +130,7 @@ export function idempotencyMiddleware(harness: Harness, options: IdempotencyMidd
       } catch (error) {
         if (isErrorAnswer(error)) return error.answer as Message;
         if (isOutcomeUnknownError(error)) {
-          return unknownMessage(texts.outcomeUnknown({ tool: toolCall.name, key: error.key }), toolCall);
+          return unknownMessage(outcomeUnknownText(texts, toolCall.name, error), toolCall);
         }
         throw error;
       }

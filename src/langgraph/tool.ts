@@ -6,7 +6,7 @@ import { type ApprovalRequest, callWithApproval } from "../approval/index.js";
 import { ErrorAnswer } from "../errors/error-answer.js";
 import { isErrorAnswer, isOutcomeUnknownError } from "../errors/guards.js";
 import { defineTool } from "../harness/define-tool.js";
-import { modelTextsOf } from "../harness/model-texts.js";
+import { modelTextsOf, outcomeUnknownText } from "../harness/model-texts.js";
 import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
@@ -165,7 +165,7 @@ export function idempotentTool<T extends StructuredToolInterface>(
     } catch (error) {
       if (isErrorAnswer(error) && ToolMessage.isInstance(error.answer)) return error.answer;
       if (toolCall !== undefined && isOutcomeUnknownError(error)) {
-        return unknownMessage(texts.outcomeUnknown({ tool: call.name, key: error.key }), {
+        return unknownMessage(outcomeUnknownText(texts, call.name, error), {
           id: toolCall.id,
           name: call.name,
         });

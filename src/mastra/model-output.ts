@@ -1,6 +1,6 @@
 import { isOutcomeUnknownError } from "../errors/guards.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
-import { type ModelOutput, type ModelTexts, withText } from "../harness/model-texts.js";
+import { type ModelOutput, type ModelTexts, outcomeUnknownText, withText } from "../harness/model-texts.js";
 
 /**
  * What the agent's model reads where a call did not simply run, in the words of the harness's `modelTexts`. Mastra
@@ -27,7 +27,7 @@ export function modelOutput(
     /** The error the tool throws: for an unknown outcome, the model's words (Mastra shows it the message). */
     thrown(error: unknown): unknown {
       if (!isOutcomeUnknownError(error)) return error;
-      return new OutcomeUnknownError(error.key, texts.outcomeUnknown({ tool, key: error.key }), {
+      return new OutcomeUnknownError(error.key, outcomeUnknownText(texts, tool, error), {
         cause: error,
       });
     },

@@ -9,7 +9,7 @@ import type {
 } from "@openai/agents";
 import { isOutcomeUnknownError } from "../errors/guards.js";
 import { defineTool } from "../harness/define-tool.js";
-import { modelTextsOf } from "../harness/model-texts.js";
+import { modelTextsOf, outcomeUnknownText } from "../harness/model-texts.js";
 import type { NoEffect } from "../harness/retry.js";
 import type { Effect, Harness } from "../harness/types.js";
 import { importPeer } from "../peer/import-peer.js";
@@ -120,7 +120,7 @@ export function idempotentTool<
       ? null
       : (runContext: RunContext<Context>, error: unknown, details?: Details) =>
           isOutcomeUnknownError(error)
-            ? texts.outcomeUnknown({ tool: made.name, key: error.key })
+            ? outcomeUnknownText(texts, made.name, error)
             : errorFunction
               ? errorFunction(runContext, error, details)
               : "An error occurred while running the tool. Please try again.";

@@ -1,6 +1,7 @@
 // `idemkey/owner`: the engine behind the middleware, for authors of an adapter to another framework. The root entry
 // is the harness side only; the errors and store types both sides meet are on both.
 export * from "../errors/index.js";
+export type { EffectOnceLookup } from "../store/effect-once-lookup.js";
 export * from "../store/index.js";
 export {
   type Decision,

@@ -1,8 +1,10 @@
+import type { EffectOnceLookup } from "../store/effect-once-lookup.js";
 import { checkIdentifier, guard, type Queryable, qualified } from "./client.js";
 import type { PostgresEffectOnceOptions } from "./effect-once.js";
 
-/** What `effectOnceLookup` found: the effect committed with its key (and its result), or no trace of the key. */
-export type PostgresEffectOnceLookup<T> = { state: "completed"; result: T } | { state: "unknown" };
+export type { EffectOnceLookup };
+/** @deprecated The same type for every store: `EffectOnceLookup`. */
+export type PostgresEffectOnceLookup<T> = EffectOnceLookup<T>;
 
 /** PostgreSQL's `undefined_table`: no `effectOnce` ever ran on this table, so no key was ever used. */
 const UNDEFINED_TABLE = "42P01";
@@ -21,7 +23,7 @@ const UNDEFINED_TABLE = "42P01";
 export async function effectOnceLookup<T = unknown>(
   db: Queryable,
   options: Pick<PostgresEffectOnceOptions, "key" | "table" | "schema">,
-): Promise<PostgresEffectOnceLookup<T>> {
+): Promise<EffectOnceLookup<T>> {
   const { key, table, schema } = checkOptions(db, options);
   const { rows } = await guard("effectOnceLookup", key, () =>
     db

@@ -1,5 +1,6 @@
 import type BetterSqlite3 from "better-sqlite3";
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
+import type { EffectOnceLookup } from "../store/effect-once-lookup.js";
 import { checkIdentifier, ensureSchema } from "./schema.js";
 
 type Database = BetterSqlite3.Database;
@@ -93,8 +94,9 @@ export function effectOnce<T>(
   return run.immediate();
 }
 
-/** What `effectOnceLookup` found: the effect committed with its key (and its result), or no trace of the key. */
-export type SqliteEffectOnceLookup<T> = { state: "completed"; result: T } | { state: "unknown" };
+export type { EffectOnceLookup };
+/** @deprecated The same type for every store: `EffectOnceLookup`. */
+export type SqliteEffectOnceLookup<T> = EffectOnceLookup<T>;
 
 /**
  * Did the effect of `key` happen? Read from `effectOnce`'s own table, where the key commits with the effect or not
@@ -109,7 +111,7 @@ export type SqliteEffectOnceLookup<T> = { state: "completed"; result: T } | { st
 export function effectOnceLookup<T = unknown>(
   db: Database,
   options: Pick<SqliteEffectOnceOptions, "key" | "table">,
-): SqliteEffectOnceLookup<T> {
+): EffectOnceLookup<T> {
   const { key, table } = checkOptions(db, options, () => undefined);
   const row = statementsFor(db, table).select.get(key);
   if (row === undefined) return { state: "unknown" };

@@ -1,5 +1,6 @@
 export { sqliteDriver } from "./description.js";
 export {
+  type EffectOnceLookup,
   type EffectOnceOptions,
   type EffectOnceResult,
   effectOnce,

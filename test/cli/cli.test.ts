@@ -1,9 +1,14 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import canonicalizeOracle from "canonicalize";
 import { describe, expect, it } from "vitest";
+import { StorePrefix } from "../../src/store/scoped-key.js";
 import { runCli as run } from "../support/cli.js";
+import { freePort } from "../support/free-port.js";
+import { postgresService } from "../support/services.js";
 import { writeWhenRead } from "./late-writer.js";
 
 /** The key as any RFC 8785 implementation derives it: here the independent `canonicalize` package. */
@@ -155,5 +160,51 @@ describe("idemkey key and canon", () => {
     }
     const { version: expected } = (await import("../../package.json", { with: { type: "json" } })).default;
     expect(version.stdout).toBe(`${expected}\n`);
+  });
+});
+
+describe("idemkey inspect: a store that cannot be opened", () => {
+  it("a PostgreSQL database that does not exist: says so and what to do, not that a read may have been applied", async () => {
+    const service = await postgresService();
+    if (service.skip !== undefined) throw new Error(service.skip);
+    const url = new URL(service.url);
+    const missing = `idemkey_missing_${process.pid}_${Date.now()}`;
+    url.pathname = `/${missing}`;
+    const result = await run(["inspect", "--store", url.href, "--list"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toContain(`database "${missing}" does not exist`);
+    expect(result.stderr).toMatch(/create it|createdb/);
+    expect(result.stderr).not.toMatch(/may or may not have been applied|calling again is safe/);
+  });
+
+  it("a Redis port nothing listens on: says it cannot connect, in sentences with one period each", async () => {
+    const port = await freePort();
+    const result = await run(["inspect", "--store", `redis://127.0.0.1:${port}`, "--list"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).not.toContain("..");
+    expect(result.stderr).toMatch(/cannot connect/);
+    expect(result.stderr).not.toMatch(/may or may not have been applied|calling again is safe/);
+  }, 60_000);
+});
+
+describe("idemkey CLI: store prefixes", () => {
+  it("spells no store prefix as a literal: each is read from StorePrefix, the one place they are defined", () => {
+    const dir = fileURLToPath(new URL("../../src/cli/", import.meta.url));
+    const literal = new RegExp(
+      `["'\`](${Object.values(StorePrefix)
+        .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join("|")})["'\`]`,
+    );
+    const found = readdirSync(dir)
+      .filter((name) => name.endsWith(".ts"))
+      .flatMap((name) =>
+        readFileSync(join(dir, name), "utf8")
+          .split("\n")
+          .map((line, i) => ({ at: `src/cli/${name}:${i + 1}`, line }))
+          .filter(({ line }) => literal.test(line)),
+      );
+    expect(found).toEqual([]);
   });
 });

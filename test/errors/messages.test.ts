@@ -44,6 +44,22 @@ describe("StoreError", () => {
     expect(error.key).toBeUndefined();
   });
 
+  it("driver's words that end a sentence themselves (ioredis's maxRetriesPerRequest) are not given a second period", () => {
+    const words =
+      'Reached the max retries per request limit (which is 1). Refer to "maxRetriesPerRequest" option for details.';
+    const error = new StoreError({
+      store: "redis",
+      operation: "list",
+      cause: new Error(words),
+      server: "Redis",
+    });
+    expect(error.message).toBe(
+      `redis store: list failed: ${words} It may or may not have been applied; calling again is safe once Redis ` +
+        "answers.",
+    );
+    expect(error.message).not.toContain("..");
+  });
+
   it("contention, a connection lost in a transaction, and an outcome that could not be saved", () => {
     expect(
       new StoreError({ store: "postgres", operation: "claim", key: "k", reason: "contention" }).message,

@@ -452,4 +452,38 @@ describe("a worker that stalled past its lease", () => {
       "resolved",
     ]);
   });
+  it("keyed, a result that is not JSON: the completion landing over an unknown outcome is said as resolved, as for JSON", async () => {
+    const { time, store, owner } = setup();
+    let stalling!: () => void;
+    const started = new Promise<void>((resolve) => {
+      stalling = resolve;
+    });
+    const tool = defineTool({
+      name: "refund",
+      effect: "keyed",
+      run: async (args: object, ctx) => {
+        owner.keyed(ctx.idempotencyKey, args);
+        stalling();
+        await time.sleep(10_000);
+        return { cents: 4_999n };
+      },
+    });
+    const heard: HarnessEvent[] = [];
+    const slow = stalled(store, time.clock, time.sleep, (event) => heard.push(event));
+    const call = slow.call("t", tool, {});
+    call.catch(() => {});
+    await started;
+    // Meanwhile its lease lapsed and the record was left unknown (as the reconciler leaves a stopped call's).
+    const sk = `call:${slow.key("t", tool, {})}`;
+    expect(
+      await store.update(sk, { state: "pending" }, { state: "outcome_unknown", token: null, leaseMs: null }),
+    ).toBeDefined();
+    await expect(time.run(call)).rejects.toThrow(/not a JSON value/);
+    const record = await store.get(sk);
+    expect([record?.state, record?.result]).toEqual(["completed", null]);
+    expect(heard.filter((e) => e.type === "failed" || e.type === "resolved")).toEqual([
+      expect.objectContaining({ type: "failed" }),
+      expect.objectContaining({ type: "resolved", how: "late_completion", by: undefined }),
+    ]);
+  });
 });

@@ -238,6 +238,29 @@ describe("modelTexts", () => {
     expect(unknown).toContain("k1");
   });
 
+  it("says truthfully why a call is on hold, and carries the tool's own answer after the instructions", () => {
+    const context = { tool: "pay", key: "k1" };
+    const interrupted = defaultModelTexts.outcomeUnknown({ ...context, reason: "interrupted" });
+    expect(interrupted).toMatch(/interrupted/);
+    expect(defaultModelTexts.outcomeUnknown(context), "no reason reads as interrupted, as before").toBe(
+      interrupted,
+    );
+    const declined = defaultModelTexts.outcomeUnknown({
+      ...context,
+      reason: "unclassified_error",
+      answer: "insufficient funds",
+    });
+    expect(declined).toMatch(/answered it with an error/);
+    expect(declined).not.toMatch(/interrupted/);
+    expect(declined).toMatch(/Do not retry it/);
+    expect(declined.endsWith("insufficient funds")).toBe(true);
+    for (const reason of ["unrecordable_result", "owner_unknown", "expired"] as const) {
+      const text = defaultModelTexts.outcomeUnknown({ ...context, reason });
+      expect(text, reason).not.toMatch(/interrupted|undefined/);
+      expect(text, reason).toContain("k1");
+    }
+  });
+
   it("takes the user's texts, one at a time, and refuses what is not a function", () => {
     const harness = createHarness({ modelTexts: { replayed: ({ tool }) => `${tool}: done before.` } });
     expect(harness.modelTexts.replayed({ tool: "refund", key: "k" })).toBe("refund: done before.");

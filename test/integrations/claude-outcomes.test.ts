@@ -85,7 +85,12 @@ describe("idempotentSdkTool: an error answer follows the one rule", () => {
       ]);
       const args = { to: "ana@example.com", body: "Your refund is on its way." };
       const key = idempotencyKey(SESSION, "send_email", args);
-      const unknown = defaultModelTexts.outcomeUnknown({ tool: "send_email", key });
+      const unknown = defaultModelTexts.outcomeUnknown({
+        tool: "send_email",
+        key,
+        reason: "unclassified_error",
+        answer: "SMTP connection reset after DATA",
+      });
       for (let attempt = 0; attempt < 3; attempt++) {
         const result = await client.callTool({ name: "send_email", arguments: args });
         expect(result).toEqual({ content: [{ type: "text", text: unknown }], isError: true });
@@ -94,6 +99,30 @@ describe("idempotentSdkTool: an error answer follows the one rule", () => {
       await client.close();
     });
   }
+});
+
+describe("idempotentSdkTool: what Claude reads when an error answer nobody classified puts a call on hold", () => {
+  it("a payment answering isError 'insufficient funds' with no classifier: Claude reads the tool's own words and that the error is why the call is on hold, not that it was interrupted, on the first call and on a replay", async () => {
+    const log = file("jsonl");
+    const account = { funded: false };
+    const client = await connect([
+      idempotentSdkTool(createHarness(), payTool(log, account), { effect: "unguarded", taskId: SESSION }),
+    ]);
+    const key = idempotencyKey(SESSION, "pay", PAYMENT);
+    const first = await client.callTool({ name: "pay", arguments: PAYMENT });
+    account.funded = true;
+    const again = await client.callTool({ name: "pay", arguments: PAYMENT });
+    for (const result of [first, again]) {
+      expect(result.isError).toBe(true);
+      const [said] = texts(result);
+      expect(said).toContain("insufficient funds");
+      expect(said).toMatch(/answered[^.]*with an error/);
+      expect(said).toContain(key);
+      expect(said).not.toMatch(/interrupted/);
+    }
+    expect(effects(log), "the call on hold never ran again").toEqual([]);
+    await client.close();
+  });
 });
 
 describe("idempotentSdkTool: the key is made of the arguments Claude sent", () => {

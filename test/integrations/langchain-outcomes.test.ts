@@ -109,6 +109,8 @@ describe("idempotencyMiddleware: an error message follows the one rule", () => {
       const unknown = defaultModelTexts.outcomeUnknown({
         tool: "send_email",
         key: idempotencyKey(TASK, "send_email", EMAIL),
+        reason: "unclassified_error",
+        answer: failure === "answer" ? "SMTP reset" : "SMTP connection reset after DATA",
       });
       for (const thread of ["t-1", "t-2", "t-3"]) {
         const [message] = await turn(thread);
@@ -121,6 +123,28 @@ describe("idempotencyMiddleware: an error message follows the one rule", () => {
       expect(effects(log).map((e) => e.kind)).toEqual(["email"]);
     });
   }
+});
+
+describe("idempotencyMiddleware: what the model reads when an error message nobody classified puts a call on hold", () => {
+  it("a payment answering a ToolMessage with status 'error' ('insufficient funds') and no classifier: the model reads the tool's own words and that the error is why the call is on hold, not that it was interrupted, on the first call and on a replay", async () => {
+    const log = file("jsonl");
+    const account = { funded: false };
+    const middleware = idempotencyMiddleware(createHarness(), { taskId, effects: { pay: "unguarded" } });
+    const turn = oneTurnAgent([payTool(log, account)], [{ name: "pay", args: PAYMENT }], [middleware]);
+    const key = idempotencyKey(TASK, "pay", PAYMENT);
+    const [first] = await turn("t-1");
+    account.funded = true;
+    const [again] = await turn("t-2");
+    for (const message of [first, again]) {
+      expect(message?.status).toBe("error");
+      const said = String(message?.content);
+      expect(said).toContain("insufficient funds");
+      expect(said).toMatch(/answered[^.]*with an error/);
+      expect(said).toContain(key);
+      expect(said).not.toMatch(/interrupted/);
+    }
+    expect(effects(log), "the call on hold never ran again").toEqual([]);
+  });
 });
 
 describe("idempotencyMiddleware: the key is made of the arguments the model sent", () => {

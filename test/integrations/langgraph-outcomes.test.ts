@@ -110,6 +110,8 @@ describe("idempotentTool: a failure follows the one rule", () => {
     const unknown = defaultModelTexts.outcomeUnknown({
       tool: "send_email",
       key: idempotencyKey(TASK, "send_email", EMAIL),
+      reason: "unclassified_error",
+      answer: "SMTP connection reset after DATA",
     });
     for (const thread of ["t-1", "t-2", "t-3"]) {
       const [message] = await turn(thread);

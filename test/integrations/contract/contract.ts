@@ -33,7 +33,7 @@ export function testIntegration(driver: Driver): void {
             effect,
             behaviour: scenario.behaviour,
             generatedDefault: scenario.generatedDefault ?? false,
-            noEffect: saysRefused,
+            ...(scenario.unclassified === true ? {} : { noEffect: saysRefused }),
           });
           const instances: Instance[] = [];
           const run: Run = {

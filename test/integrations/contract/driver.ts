@@ -7,6 +7,7 @@ export type ScenarioId =
   | "crash after the effect"
   | "refused with no effect, declared"
   | "error after the effect"
+  | "error nobody classified"
   | "schema default"
   | "non-JSON result"
   | "abort while running"

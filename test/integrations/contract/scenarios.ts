@@ -1,4 +1,6 @@
 import { expect } from "vitest";
+import { isOutcomeUnknownError } from "../../../src/errors/guards.js";
+import type { OutcomeUnknownReason } from "../../../src/errors/outcome-unknown-error.js";
 import { defaultModelTexts } from "../../../src/harness/model-texts.js";
 import type { Driver, Instance, Paused, ScenarioId } from "./driver.js";
 import { Behaviour, REFUSAL } from "./owner.js";
@@ -16,8 +18,11 @@ export interface Run {
   expectValue(seen: Seen, receipt: string): void;
   /** The call was answered from the ledger and the model was told so. */
   expectReplayed(seen: Seen, receipt: string): void;
-  /** The call's outcome is unknown and the model was told not to retry it. */
-  expectUnknown(seen: Seen): void;
+  /**
+   * The call's outcome is unknown and the model was told not to retry it, and why (`reason`), truthfully: not
+   * "interrupted" unless it was. `words`: the tool's own answer, which the model (or the error) must carry.
+   */
+  expectUnknown(seen: Seen, reason: OutcomeUnknownReason, words?: string): void;
 }
 
 /** One row of the table: the tool it calls, and the steps and observations that make the rule. */
@@ -28,6 +33,8 @@ export interface Scenario {
   readonly effects: readonly ToolSpec["effect"][];
   readonly behaviour: Behaviour;
   readonly generatedDefault?: boolean;
+  /** The tool declares no `noEffect` classifier (the default): nobody vouches for any error. */
+  readonly unclassified?: boolean;
   /** A driver capability the scenario needs besides `open`, reported as not applicable when absent. */
   readonly needs?: "listEndless";
   steps(run: Run, effect: ToolSpec["effect"]): Promise<void>;
@@ -78,7 +85,7 @@ export const scenarios: readonly Scenario[] = [
         run.expectValue(after, "r-1");
       } else {
         expect(world.owner.runs()).toBe(1);
-        run.expectUnknown(after);
+        run.expectUnknown(after, "interrupted");
       }
     },
   },
@@ -116,9 +123,26 @@ export const scenarios: readonly Scenario[] = [
         expect(owner.keys().every((key) => key !== null && key === owner.keys()[0])).toBe(true);
       } else {
         expect(owner.runs(), "an unguarded call that failed after its effect never runs again").toBe(1);
-        run.expectUnknown(first);
-        run.expectUnknown(again);
+        run.expectUnknown(first, "unclassified_error", "connection reset after the payment was sent");
+        run.expectUnknown(again, "unclassified_error", "connection reset after the payment was sent");
       }
+    },
+  },
+  {
+    id: "error nobody classified",
+    rule: "an unguarded tool's first attempt answers an error nobody classified: the key stays on hold, and the model reads the tool's own words and why it is on hold, not that it was interrupted, on the first call and on a replay",
+    effects: ["unguarded"],
+    behaviour: Behaviour.refuseFirst,
+    unclassified: true,
+    async steps(run) {
+      const { owner } = run.world;
+      const first = await run.call(await run.open());
+      run.expectUnknown(first, "unclassified_error", REFUSAL);
+      owner.accept();
+      const again = await run.call(await run.open());
+      run.expectUnknown(again, "unclassified_error", REFUSAL);
+      expect(owner.runs(), "a call on hold never runs again").toBe(1);
+      expect(owner.effects()).toBe(0);
     },
   },
   {
@@ -245,12 +269,20 @@ export function checks(
       if (driver.notModelFacing === undefined)
         expect(seen.text).toContain(defaultModelTexts.replayed(context()));
     },
-    expectUnknown(seen) {
+    expectUnknown(seen, reason, words) {
       expect(seen.text, "an unknown outcome is not a value").not.toContain("r-1");
       if (driver.notModelFacing === undefined) {
-        expect(seen.text).toContain(defaultModelTexts.outcomeUnknown(context()));
+        expect(seen.text).toContain(defaultModelTexts.outcomeUnknown({ ...context(), reason }));
+        if (words !== undefined) expect(seen.text, "the model reads the tool's own words").toContain(words);
+        if (reason === "interrupted") expect(seen.text).toMatch(/interrupted/);
+        else expect(seen.text, "nothing was interrupted").not.toMatch(/interrupted/);
       } else {
         expect((seen.error as Error).name).toBe("OutcomeUnknownError");
+        // A harness's own error says why; an owner's refusal (a wire answer) is checked by its name only.
+        if (isOutcomeUnknownError(seen.error)) {
+          expect(seen.error.reason).toBe(reason);
+          if (words !== undefined) expect(seen.error.answer).toContain(words);
+        }
       }
     },
   };

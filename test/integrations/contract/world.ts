@@ -16,8 +16,11 @@ export interface ToolSpec {
   readonly behaviour: Behaviour;
   /** The input schema generates a field per call (`z.string().default(() => randomUUID())`). */
   readonly generatedDefault: boolean;
-  /** The tool author's declared classifier: the owner's refusal had no effect. */
-  readonly noEffect: (error: unknown) => boolean;
+  /**
+   * The tool author's declared classifier: the owner's refusal had no effect. Left out, no classifier is declared
+   * (the default): nobody vouches for any error.
+   */
+  readonly noEffect?: (error: unknown) => boolean;
 }
 
 /** What the model asks for: the arguments every call sends. */

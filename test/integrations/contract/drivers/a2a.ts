@@ -37,7 +37,7 @@ function ownerExecutor(world: World, owner: "throws" | "answers"): AgentExecutor
         text = JSON.stringify(await world.owner.act(key));
       } catch (error) {
         if (owner === "throws") {
-          if (world.spec.noEffect(error)) Object.assign(error as object, { noEffect: true });
+          if (world.spec.noEffect?.(error) === true) Object.assign(error as object, { noEffect: true });
           throw error;
         }
         const message = reply(ctx.contextId, ctx.taskId, String((error as Error).message));

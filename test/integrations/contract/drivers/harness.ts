@@ -4,6 +4,7 @@ import {
   type Harness,
   type HarnessOptions,
   OutcomeUnknownError,
+  outcomeUnknownText,
   type Tool,
   WaitTimeoutError,
 } from "../../../../src/index.js";
@@ -58,7 +59,10 @@ export function harnessDriverOf(name: string, makeHarness: MakeHarness): Driver 
   };
 }
 
-/** A call as an adapter should make it: `callWithOutcome`, and the harness's model texts for a replay and an unknown. */
+/**
+ * A call as an adapter should make it: `callWithOutcome`, and the harness's model texts for a replay and an unknown
+ * (`outcomeUnknownText`, which words the error's reason and the tool's answer).
+ */
 async function answer(
   world: World,
   harness: Harness,
@@ -73,7 +77,7 @@ async function answer(
     return { text: replayed ? `${harness.modelTexts.replayed(context)}\n${text}` : text };
   } catch (error) {
     if (error instanceof OutcomeUnknownError) {
-      return { error, text: harness.modelTexts.outcomeUnknown(context) };
+      return { error, text: outcomeUnknownText(harness.modelTexts, world.spec.name, error) };
     }
     throw error;
   }

@@ -61,7 +61,7 @@ async function handle(world: World, key: string | undefined, noEffect: () => voi
     const value = await world.owner.act(world.spec.effect === "keyed" ? key : undefined);
     return { status: 200, text: JSON.stringify(value) };
   } catch (error) {
-    if (!world.spec.noEffect(error)) throw error;
+    if (world.spec.noEffect?.(error) !== true) throw error;
     noEffect();
     return { status: 402, text: (error as Error).message };
   }

@@ -138,7 +138,7 @@ export function deduped<H extends (args: object, extra: object) => Promise<McpCa
     try {
       return await handler(args, extra);
     } catch (error) {
-      if (world.spec.noEffect(error)) Object.assign(error as object, { noEffect: true });
+      if (world.spec.noEffect?.(error) === true) Object.assign(error as object, { noEffect: true });
       throw error;
     }
   }) as unknown as H;
