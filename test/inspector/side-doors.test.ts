@@ -12,6 +12,7 @@ import { idempotency } from "../../src/hono/index.js";
 import {
   createHarness,
   defineTool,
+  memoryStore,
   OutcomeUnknownError,
   type Store,
   WaitTimeoutError,
@@ -233,6 +234,49 @@ describe("a redacted scope cannot be confirmed", () => {
     const res = await c.get("/api/keys?scopeId=alice");
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ param: "scopeId" });
+  });
+});
+
+describe("a claim's holder is keyed", () => {
+  it("holder is not a SHA-256 prefix of the claim's token, and differs under another inspector's secret", async () => {
+    const store = memoryStore();
+    const harness = createHarness({ store });
+    let release!: () => void;
+    const started = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let finish!: () => void;
+    const blocked = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const slow = defineTool({
+      name: "slow",
+      effect: "keyed",
+      run: async () => {
+        release();
+        await blocked;
+        return "done";
+      },
+    });
+    const running = harness.call("task", slow, {});
+    await started;
+    try {
+      const record = (await store.list({ prefix: "call:" }))[0]!;
+      expect(record.state).toBe("pending");
+      const holderUnder = async (secret: string) => {
+        const c = await inspector(store, { secret });
+        const list = (await c.json("/api/calls", "/api/calls")) as { calls: { holder: string | null }[] };
+        return list.calls[0]!.holder!;
+      };
+      const a = await holderUnder(SECRET_A);
+      const b = await holderUnder(SECRET_B);
+      expect(a).toMatch(/^[0-9a-f]{8}$/);
+      expect(b).not.toBe(a);
+      expect(sha256(record.token!).startsWith(a)).toBe(false);
+    } finally {
+      finish();
+      await running;
+    }
   });
 });
 
