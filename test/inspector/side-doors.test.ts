@@ -98,11 +98,12 @@ async function seed(sweep = false) {
     // An MCP server's key, scoped by a secret, for a tool whose name holds one.
     const dedupe = mcpDedupe({ store, scope: () => SCOPE });
     const server = new McpServer({ name: "own", version: "1.0.0" });
-    const toolName = `lookup_token=${SWEEP}`;
+    // Registered under a name MCP allows; the name the record keeps (dedupe's) holds the secret.
+    const toolName = "lookup_token";
     server.registerTool(
       toolName,
       { inputSchema: { q: z.string() } },
-      dedupe(toolName, async ({ q }) => {
+      dedupe(`lookup_token=${SWEEP}`, async ({ q }) => {
         effects.push(`mcp:${q}`);
         return { content: [{ type: "text" as const, text: `found token=${SWEEP}` }] };
       }),
@@ -117,6 +118,7 @@ async function seed(sweep = false) {
       _meta: { [IDEMPOTENCY_KEY_META]: `m-token=${SWEEP}` },
     });
     await mcp.close();
+    expect(effects.filter((e) => e.startsWith("mcp:"))).toHaveLength(1);
 
     // Ledger calls: a completed one, a denied one, an approved one and a resolved unknown outcome, with the task,
     // tool, step, arguments, result, reasons, names and error text each holding a secret.
