@@ -41,6 +41,7 @@ Usage:
       Prints the RFC 8785 canonical form of the JSON (or of standard input).
   idemkey inspect --store <url> [--port <n>] [--read-only] [--user <name>] [--redact <fields>]
                   [--token <token>] [--host <addr> --allow-remote] [--max-records <n>] [--driver <module>]
+                  [--secret <text>]
       Serves the ledger inspector, a web page of every keyed call with approve, deny and resolve,
       on http://127.0.0.1:<port>/ until interrupted. <url> is one of:
 ${storeLines()}
@@ -57,9 +58,12 @@ ${storeLines()}
                    trusted networks only).
       --max-records  the most calls the page reads from the ledger (default 10000); past it the page
                    says it shows the first ones only.
+      --secret     keys the short ids of what is masked (scopeId, holder) with HMAC-SHA-256, 16+
+                   characters; default: a random one, so the ids change at each start. Give the same
+                   one to compare ids across restarts and --list runs.
       --driver     a module (a path or a package) whose default export is a store driver of your own
                    (defineDriver from idemkey/inspector); its URLs then open with --store. Repeatable.
-  idemkey inspect --store <url> --list [--redact <fields>] [--max-records <n>]
+  idemkey inspect --store <url> --list [--redact <fields>] [--max-records <n>] [--secret <text>]
       Prints every record the page lists, one JSON object a line, and exits: the ledger's calls
       ("kind":"call") and the owner's keys, the middleware's, mcpDedupe's and the gateway's alike
       ("kind":"http" or "mcp": scope, key, state, tool or method and target, the recorded result).
@@ -153,6 +157,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     "max-records": { type: "string" },
     driver: { type: "string", multiple: true },
     list: { type: "boolean" },
+    secret: { type: "string" },
     help: { type: "boolean", short: "h" },
   });
   // Before --help, so that the usage lists the drivers added too.
@@ -178,6 +183,10 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
   if (values.token !== undefined && values.token.length < 16) {
     throw new UsageError("--token must be at least 16 characters");
   }
+  if (values.secret !== undefined && values.secret.length < 16) {
+    throw new UsageError("--secret must be at least 16 characters");
+  }
+  const secret = values.secret === undefined ? {} : { secret: values.secret };
   const redact = values.redact === undefined ? undefined : parseRedact(values.redact);
   const user = values.user === undefined ? undefined : checkName("--user", values.user);
   if (values.list) {
@@ -193,6 +202,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
     const { listRecords } = await import("../inspector/list.js");
     try {
       const { records, truncated } = await listRecords(opened.store, {
+        ...secret,
         ...(redact === undefined ? {} : { redact }),
         ...(maxRecords === undefined ? {} : { maxRecords }),
       });
@@ -216,6 +226,7 @@ async function inspectCommand(argv: string[]): Promise<string | undefined> {
         allowRemote: values["allow-remote"] === true,
         readOnly: values["read-only"] === true,
         ...(values.token === undefined ? {} : { token: values.token }),
+        ...secret,
         ...(redact === undefined ? {} : { redact }),
         ...(user === undefined ? {} : { user }),
         ...(maxRecords === undefined ? {} : { maxRecords }),

@@ -5,9 +5,10 @@ import { StoreError } from "../errors/store-error.js";
 import { createHarness } from "../harness/create-harness.js";
 import { PREFIX } from "../harness/ledger.js";
 import { checkHost, checkSameOrigin, checkToken, TOKEN_HEADER } from "./guard.js";
+import { keyedId } from "./keyed-id.js";
 import { int, readListQuery } from "./list-query.js";
 import { checkName, type InspectorOptions, resolveInspectorOptions } from "./options.js";
-import { KEY_KINDS, type KeyKind, listKeys } from "./owner-keys.js";
+import { KEY_KINDS, type KeyKind, type KeyView, listKeys } from "./owner-keys.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page/index.js";
 import { redactor } from "./redact.js";
 import { BodyError, Problem, readJson, send, sendJson, sendProblem } from "./respond.js";
@@ -50,21 +51,34 @@ export function createInspector(options: InspectorOptions): Inspector {
     clock: o.clock,
     onEvent: o.onEvent,
   });
-  const scan = scanner(o.store, o.maxRecords, o.clock);
-  const stream = changeStream(scan, o.pollMs, o.maxStreams);
+  // One redaction for every string the inspector shows, and one secret for every id it derives from one it hides.
   const redact = redactor(o.redact);
+  const id = keyedId(o.secret);
+  const keyView: KeyView = { redact, maskScope: o.redact.length > 0, id };
+  const scan = scanner(o.store, o.maxRecords, o.clock, id);
+  const stream = changeStream(scan, o.pollMs, o.maxStreams, redact);
+  // Every answer passes through the redaction on its way out, whatever built it; the views mask as they build
+  // too, so that filters match what is shown.
+  const json = (res: ServerResponse, body: unknown) => sendJson(res, redact.strings(body));
+  const problem = (
+    res: ServerResponse,
+    kind: Problem,
+    text: string,
+    extra: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ) => sendProblem(res, kind, redact.text(text), redact.strings(extra), headers);
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://inspector");
     const path = url.pathname;
     const method = req.method ?? "GET";
     const hostRefusal = checkHost(req, o.remote);
-    if (hostRefusal) return sendProblem(res, hostRefusal.problem, hostRefusal.detail);
+    if (hostRefusal) return problem(res, hostRefusal.problem, hostRefusal.detail);
 
     if (!path.startsWith("/api/")) {
       if (method !== "GET") return notAllowed(res, "GET");
       const asset = ASSETS[path];
-      if (asset === undefined) return sendProblem(res, Problem.notFound, `Nothing at ${path}`);
+      if (asset === undefined) return problem(res, Problem.notFound, `Nothing at ${path}`);
       return send(res, 200, asset[0], asset[1], path === "/" ? { "content-security-policy": CSP } : {});
     }
 
@@ -76,7 +90,7 @@ export function createInspector(options: InspectorOptions): Inspector {
     if (method !== "GET") return notAllowed(res, "GET");
     if (o.remote) {
       const refusal = checkToken(req, o.token);
-      if (refusal) return sendProblem(res, refusal.problem, refusal.detail);
+      if (refusal) return problem(res, refusal.problem, refusal.detail);
     }
     const q = url.searchParams;
     if (path === "/api/config") {
@@ -89,36 +103,36 @@ export function createInspector(options: InspectorOptions): Inspector {
         pollMs: o.pollMs,
         states: STATES,
       };
-      return sendJson(res, config);
+      return json(res, config);
     }
     if (path === "/api/stream") {
       // Even on loopback: any site the browser visits can open a plain GET to 127.0.0.1, and each stream holds a
       // socket and costs a write per change. A custom header cannot be sent cross-site without a preflight, which
       // the inspector never answers.
       const refusal = o.remote ? undefined : checkToken(req, o.token);
-      if (refusal) return sendProblem(res, refusal.problem, refusal.detail);
+      if (refusal) return problem(res, refusal.problem, refusal.detail);
       return stream.add(res);
     }
-    if (path === "/api/counts") return sendJson(res, counts(await scan.latest(FRESH_MS)));
+    if (path === "/api/counts") return json(res, counts(await scan.latest(FRESH_MS), redact));
     if (path === "/api/calls") {
       const list = readListQuery(q);
-      if ("param" in list) return sendProblem(res, Problem.badRequest, list.detail, { param: list.param });
+      if ("param" in list) return problem(res, Problem.badRequest, list.detail, { param: list.param });
       const { state, offset, limit } = list;
       const filter = {
         ...(q.get("task") ? { task: q.get("task")! } : {}),
         ...(q.get("tool") ? { tool: q.get("tool")! } : {}),
         ...(state ? { state } : {}),
       };
-      return sendJson(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact.text));
+      return json(res, listCalls(await scan.latest(FRESH_MS), filter, offset, limit, redact));
     }
     if (path === "/api/keys") {
       // The owner's keys (the middleware's, mcpDedupe's, the gateway's and idempotentExecutor's records), listed alike.
       const list = readListQuery(q);
-      if ("param" in list) return sendProblem(res, Problem.badRequest, list.detail, { param: list.param });
+      if ("param" in list) return problem(res, Problem.badRequest, list.detail, { param: list.param });
       const { state, offset, limit } = list;
       const kind = q.get("kind") || undefined;
       if (kind !== undefined && !KEY_KINDS.includes(kind as KeyKind)) {
-        return sendProblem(
+        return problem(
           res,
           Problem.badRequest,
           `kind must be ${KEY_KINDS.join(", ").replace(/, (\w+)$/, " or $1")}`,
@@ -127,48 +141,54 @@ export function createInspector(options: InspectorOptions): Inspector {
           },
         );
       }
+      const scopeId = q.get("scopeId") || undefined;
+      if (scopeId !== undefined && !/^[0-9a-f]{12}$/.test(scopeId)) {
+        return problem(res, Problem.badRequest, "scopeId must be the 12 hex digits a key's scopeId shows", {
+          param: "scopeId",
+        });
+      }
+      // Filters match the rows as shown: a masked scope shows as [redacted] whatever it is, so a guess of it
+      // answers as any other does; scopeId (keyed) picks one caller's keys.
       const filter = {
         ...(kind ? { kind: kind as KeyKind } : {}),
         ...(state ? { state } : {}),
         ...(q.has("scope") ? { scope: q.get("scope")! } : {}),
+        ...(scopeId ? { scopeId } : {}),
       };
-      return sendJson(
-        res,
-        await listKeys(o.store, redact, o.redact.length > 0, filter, offset, limit, o.maxRecords),
-      );
+      return json(res, await listKeys(o.store, keyView, filter, offset, limit, o.maxRecords));
     }
     if (path === "/api/tasks") {
       const limit = int(q.get("limit"), 200, 1, 10_000);
       if (limit === undefined)
-        return sendProblem(res, Problem.badRequest, "limit must be 1 to 10000", { param: "limit" });
-      return sendJson(res, listTasks(await scan.latest(FRESH_MS), limit));
+        return problem(res, Problem.badRequest, "limit must be 1 to 10000", { param: "limit" });
+      return json(res, listTasks(await scan.latest(FRESH_MS), limit, redact));
     }
     const call = /^\/api\/calls\/([^/]+)$/.exec(path);
     if (call) {
       const key = decode(call[1]!);
       const record = key !== undefined && KEY.test(key) ? await o.store.get(PREFIX + key) : undefined;
-      const row = record && toRow(record);
+      const row = record && toRow(record, id);
       if (!row) {
-        return sendProblem(res, Problem.notFound, `No live ledger call has the key ${call[1]}`, {
+        return problem(res, Problem.notFound, `No live ledger call has the key ${call[1]}`, {
           key: call[1],
         });
       }
-      return sendJson(res, detail(row, redact, scan.observations(row.entry.key)));
+      return json(res, detail(row, redact, scan.observations(row.entry.key)));
     }
     const task = /^\/api\/tasks\/([^/]+)\/timeline$/.exec(path);
     if (task) {
       const taskId = decode(task[1]!);
       if (taskId === undefined)
-        return sendProblem(res, Problem.badRequest, "The task id is not valid URL encoding");
-      const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock(), redact.text);
+        return problem(res, Problem.badRequest, "The task id is not valid URL encoding");
+      const data = timeline(await scan.latest(FRESH_MS), taskId, scan.observations, o.clock(), redact);
       if (data.calls.length === 0) {
-        return sendProblem(res, Problem.notFound, `No live ledger call belongs to the task ${taskId}`, {
+        return problem(res, Problem.notFound, `No live ledger call belongs to the task ${taskId}`, {
           taskId,
         });
       }
-      return sendJson(res, data);
+      return json(res, data);
     }
-    return sendProblem(res, Problem.notFound, `No endpoint at ${path}`);
+    return problem(res, Problem.notFound, `No endpoint at ${path}`);
   }
 
   async function act(
@@ -178,17 +198,16 @@ export function createInspector(options: InspectorOptions): Inspector {
     verb: "approve" | "deny" | "resolve",
   ) {
     if (o.readOnly) {
-      return sendProblem(
+      return problem(
         res,
         Problem.readOnly,
         "This inspector was started with --read-only: it takes no actions",
       );
     }
     const refusal = checkSameOrigin(req) ?? checkToken(req, o.token);
-    if (refusal) return sendProblem(res, refusal.problem, refusal.detail, {}, { connection: "close" });
+    if (refusal) return problem(res, refusal.problem, refusal.detail, {}, { connection: "close" });
     const key = decode(rawKey) ?? rawKey;
-    if (!KEY.test(key))
-      return sendProblem(res, Problem.notFound, `${key} is not an idempotency key`, { key });
+    if (!KEY.test(key)) return problem(res, Problem.notFound, `${key} is not an idempotency key`, { key });
     const body = await readJson(req, BODY_LIMIT);
     const by = body.by === undefined || body.by === "" ? o.user : checkName("by", body.by);
     let entry: Awaited<ReturnType<typeof harness.approve>>;
@@ -206,8 +225,8 @@ export function createInspector(options: InspectorOptions): Inspector {
     }
     scan.invalidate();
     const record = await o.store.get(PREFIX + key);
-    const row = record && toRow(record);
-    sendJson(res, {
+    const row = record && toRow(record, id);
+    json(res, {
       ok: true,
       action: verb,
       by,
@@ -221,22 +240,22 @@ export function createInspector(options: InspectorOptions): Inspector {
     handle(req, res) {
       route(req, res).catch((error: unknown) => {
         if (error instanceof BodyError)
-          return sendProblem(res, error.problem, error.message, {}, { connection: "close" });
+          return problem(res, error.problem, error.message, {}, { connection: "close" });
         if (error instanceof LedgerStateError) {
-          return sendProblem(res, Problem.wrongState, error.message, {
+          return problem(res, Problem.wrongState, error.message, {
             key: error.key,
             state: error.state ?? null,
           });
         }
         if (error instanceof TypeError || error instanceof CanonicalizationError) {
-          return sendProblem(res, Problem.badRequest, error.message);
+          return problem(res, Problem.badRequest, error.message);
         }
         const message = (error as Error)?.message || String(error);
         const code = String((error as { code?: unknown })?.code ?? "");
         if (error instanceof StoreError || code.startsWith("SQLITE_")) {
-          return sendProblem(res, Problem.storeUnavailable, message);
+          return problem(res, Problem.storeUnavailable, message);
         }
-        return sendProblem(res, Problem.internal, message);
+        return problem(res, Problem.internal, message);
       });
     },
     close: () => stream.close(),

@@ -4,6 +4,7 @@ import type { HarnessOptions } from "../harness/options.js";
 import { numberOption } from "../options/number-option.js";
 import { renamedOption } from "../options/renamed.js";
 import type { Store } from "../store/types.js";
+import { randomSecret } from "./keyed-id.js";
 import { DEFAULT_REDACT } from "./redact.js";
 
 export interface InspectorOptions {
@@ -15,6 +16,15 @@ export interface InspectorOptions {
    * @default 24 random bytes, base64url
    */
   token?: string;
+  /**
+   * The key of the short ids the inspector derives from what it does not show: a masked scope's `scopeId`, the `id`
+   * of an owner's key whose scope is masked, and a claim's `holder`, each an HMAC-SHA-256 under this secret, so that
+   * nobody can confirm a guess by hashing it. The ids stay the same while the inspector runs; give the same secret
+   * to two inspectors (or to a restart, or to `idemkey inspect --list --secret`) for ids that agree between them.
+   * At least 16 characters; keep it as secret as the scopes it hides.
+   * @default 32 random bytes, new for each inspector: its ids change when it restarts
+   */
+  secret?: string;
   /** Shows the ledger without the actions: the page hides them and their endpoints answer 403. @default false */
   readOnly?: boolean;
   /**
@@ -76,6 +86,7 @@ export interface InspectorOptions {
 export interface ResolvedInspectorOptions {
   store: Store;
   token: string;
+  secret: string;
   readOnly: boolean;
   redact: readonly string[];
   user: string;
@@ -103,6 +114,10 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
   if (typeof token !== "string" || token.length < 16) {
     throw new TypeError("options.token must be a string of at least 16 characters");
   }
+  const secret = options.secret ?? randomSecret();
+  if (typeof secret !== "string" || secret.length < 16) {
+    throw new TypeError("options.secret must be a string of at least 16 characters");
+  }
   if (options.clock !== undefined && typeof options.clock !== "function") {
     throw new TypeError("options.clock must be a function");
   }
@@ -113,6 +128,7 @@ export function resolveInspectorOptions(options: InspectorOptions): ResolvedInsp
   return {
     store: options.store,
     token,
+    secret,
     readOnly: flag("readOnly", options.readOnly),
     redact: [...redact],
     user: name("user", options.user) ?? osUser(),

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { JSONRPC_ERROR_SAVED } from "../mcp/meta.js";
 import { decodeSaved } from "../owner/saved-response.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import type { RecordState, Store, StoreRecord } from "../store/types.js";
+import type { KeyedId } from "./keyed-id.js";
 import { REDACTED, type Redactor } from "./redact.js";
 import { holderOf } from "./snapshot.js";
 import type { RecordProgress } from "./views.js";
@@ -30,7 +30,11 @@ export type RecordedAnswer =
 
 export interface KeySummary extends RecordProgress {
   kind: KeyKind;
-  /** The store key (a hash of scope and key): the record's name in the store. */
+  /**
+   * The record's name: its store key (`http:` and a SHA-256 of scope and key) while scopes are shown; while they
+   * are masked, the kind's prefix and a keyed hash of that store key instead, since from a guessed scope and the
+   * key shown anyone could compute the store key and so confirm the guess.
+   */
   id: string;
   /**
    * Whose key it is, as the owner's scope named the caller (an API key header, a client certificate, a stdio
@@ -38,7 +42,11 @@ export interface KeySummary extends RecordProgress {
    * key; `scopeId` tells callers apart either way.
    */
   scope: string;
-  /** The first hex digits of the SHA-256 of the scope: stable, and groups one caller's keys without showing it. */
+  /**
+   * 12 hex digits of an HMAC-SHA-256 of the scope under the inspector's secret (its `secret` option): groups one
+   * caller's keys without showing the scope, and confirms no guess of it to anyone without the secret. The same
+   * scope has the same id while the inspector runs, and across inspectors given the same secret.
+   */
   scopeId: string;
   /** The idempotency key the caller sent (or the gateway derived). */
   key: string;
@@ -51,12 +59,19 @@ export interface KeySummary extends RecordProgress {
   result?: RecordedAnswer;
 }
 
-/** A record under `http:`, `mcp:` or `a2a:` as a row, or `undefined` for one idemkey did not write. */
-export function toKeySummary(
-  record: StoreRecord,
-  redact: Redactor,
-  maskScope: boolean,
-): KeySummary | undefined {
+/** How the owner's keys are shown: one redaction, whether scopes are masked, and the keyed ids. */
+export interface KeyView {
+  redact: Redactor;
+  maskScope: boolean;
+  id: KeyedId;
+}
+
+/**
+ * A record under `http:`, `mcp:` or `a2a:` as a row, as shown (every string through the redaction), or `undefined`
+ * for one idemkey did not write.
+ */
+export function toKeySummary(record: StoreRecord, view: KeyView): KeySummary | undefined {
+  const { redact, maskScope, id } = view;
   const kind = KEY_KINDS.find((k) => record.key.startsWith(StorePrefix[k]));
   if (kind === undefined) return undefined;
   let data: Record<string, unknown>;
@@ -74,13 +89,13 @@ export function toKeySummary(
     return undefined;
   const out: KeySummary = {
     kind,
-    id: record.key,
+    id: maskScope ? StorePrefix[kind] + id(record.key, 32) : record.key,
     scope: maskScope ? REDACTED : data.scope,
-    scopeId: hash(data.scope).slice(0, 12),
+    scopeId: id(data.scope, 12),
     key: data.key,
     state: record.state,
     attempts: record.attempts,
-    holder: record.state === "pending" ? holderOf(record.token) : null,
+    holder: record.state === "pending" ? holderOf(record.token, id) : null,
     leaseUntil: record.leaseUntil,
     createdAt: record.createdAt,
     updatedAt: record.updatedAt,
@@ -90,11 +105,13 @@ export function toKeySummary(
     out.method = String(data.method);
     out.target = String(data.target);
   } else out.tool = String(data.tool);
+  // Every string of the row through the redaction; the answer, written by the owner's code, masked as results are.
+  const shown = redact.strings(out);
   if (record.state === "completed" && record.result !== null) {
     const answer = ANSWERS[kind](record.result);
-    if (answer !== undefined) out.result = redact(answer) as RecordedAnswer;
+    if (answer !== undefined) shown.result = redact(answer) as RecordedAnswer;
   }
-  return out;
+  return shown;
 }
 
 function httpAnswer(text: string): RecordedAnswer | undefined {
@@ -151,31 +168,29 @@ const ANSWERS: Record<KeyKind, (text: string) => RecordedAnswer | undefined> = {
   a2a: a2aAnswer,
 };
 
-function hash(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
+/** What `/api/keys` filters on: each as shown, never as recorded, so that no filter confirms a masked scope. */
 export interface KeyFilter {
   kind?: KeyKind;
   state?: RecordState;
-  /** Only the keys of this scope (as the owner named it). */
+  /** Only the keys whose scope shows as this (a masked scope shows as `[redacted]`, whatever it is). */
   scope?: string;
+  /** Only the keys of this `scopeId`: one caller's, whether its scope is shown or not. */
+  scopeId?: string;
 }
 
 /**
- * The owner's keys (`http:`, `mcp:` and `a2a:` records, up to `maxRecords` of each), newest first, filtered and paged, with
- * their results masked by `redact` (and their scopes, with `maskScope`).
+ * The owner's keys (`http:`, `mcp:` and `a2a:` records, up to `maxRecords` of each), newest first, filtered on
+ * the rows as shown and paged.
  */
 export async function listKeys(
   store: Store,
-  redact: Redactor,
-  maskScope: boolean,
+  view: KeyView,
   filter: KeyFilter,
   offset: number,
   limit: number,
   maxRecords: number,
 ) {
-  const rows: { row: KeySummary; scope: string }[] = [];
+  const rows: KeySummary[] = [];
   let truncated = false;
   let unreadable = 0;
   for (const kind of KEY_KINDS) {
@@ -183,19 +198,18 @@ export async function listKeys(
     const read = await readPrefix(store, StorePrefix[kind], maxRecords);
     truncated ||= read.truncated;
     for (const record of read.records) {
-      const row = toKeySummary(record, redact, maskScope);
+      const row = toKeySummary(record, view);
       if (row === undefined) unreadable++;
-      // The scope as written, for the filter: the row's own may be masked.
-      else rows.push({ row, scope: (JSON.parse(record.data!) as { scope: string }).scope });
+      else rows.push(row);
     }
   }
   const matching = rows
     .filter(
-      ({ row, scope }) =>
+      (row) =>
         (filter.state === undefined || row.state === filter.state) &&
-        (filter.scope === undefined || scope === filter.scope),
+        (filter.scope === undefined || row.scope === filter.scope) &&
+        (filter.scopeId === undefined || row.scopeId === filter.scopeId),
     )
-    .map(({ row }) => row)
     .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
   return {
     total: matching.length,

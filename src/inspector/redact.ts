@@ -21,11 +21,20 @@ export const DEFAULT_REDACT: readonly string[] = [
 /** `apiKey`, `api_key` and `API-KEY` are one name to the redactor. */
 const normalize = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, "");
 
-/** Masks JSON values (see `redactor`), with `text` for free text such as an error message. */
+/**
+ * The inspector's one redaction: every string it shows (in its JSON API, its live stream, `idemkey inspect --list`)
+ * passes through one of these three, all made by `redactor` from one list of fields.
+ */
 export interface Redactor {
+  /** Masks a JSON value the user's code wrote (arguments, results, a recorded answer): member names and strings. */
   (value: unknown): unknown;
   /** Masks what follows a masked name and `=` or `:` in free text: `password=hunter2`, `Authorization: Bearer x`. */
   text(text: string): string;
+  /**
+   * Masks every string at any depth of a value the inspector built itself (a row, an answer), with `text`; member
+   * names and everything else are kept, since they are the inspector's own (`tokenHeader` is no token).
+   */
+  strings<T>(value: T): T;
 }
 
 /** Where a value sits beside its name: `[name, value]` pairs and `{ name, value }` objects (header lists). */
@@ -41,7 +50,12 @@ const PAIR_VALUES = ["value", "values"];
  */
 export function redactor(fields: readonly string[]): Redactor {
   const names = fields.map(normalize).filter((n) => n !== "");
-  if (names.length === 0) return Object.assign((value: unknown) => value, { text: (text: string) => text });
+  if (names.length === 0) {
+    return Object.assign((value: unknown) => value, {
+      text: (text: string) => text,
+      strings: <T>(value: T) => value,
+    });
+  }
   const masked = (name: string) => {
     const n = normalize(name);
     return names.some((field) => n.includes(field));
@@ -52,7 +66,18 @@ export function redactor(fields: readonly string[]): Redactor {
     `([\\w-]*(?:${spelled.join("|")})[\\w-]*["']?\\s*[:=]\\s*["']?(?:(?:bearer|basic|token)\\s+)?)[^\\s"'&,;]+`,
     "gi",
   );
-  const text = (value: string) => value.replace(inText, `$1${REDACTED}`);
+  // Task ids, tool names and targets repeat on every row of every answer: short ones are masked once.
+  const seen = new Map<string, string>();
+  const text = (value: string) => {
+    if (value.length > 200) return value.replace(inText, `$1${REDACTED}`);
+    let shown = seen.get(value);
+    if (shown === undefined) {
+      if (seen.size >= 10_000) seen.clear();
+      shown = value.replace(inText, `$1${REDACTED}`);
+      seen.set(value, shown);
+    }
+    return shown;
+  };
 
   const walk = (value: unknown): unknown => {
     if (typeof value === "string") return text(value);
@@ -76,5 +101,20 @@ export function redactor(fields: readonly string[]): Redactor {
     }
     return out;
   };
-  return Object.assign(walk, { text });
+  const strings = (value: unknown): unknown => {
+    if (typeof value === "string") return text(value);
+    if (Array.isArray(value)) return value.map(strings);
+    if (typeof value !== "object" || value === null) return value;
+    const out: Record<string, unknown> = {};
+    for (const [name, member] of Object.entries(value)) {
+      Object.defineProperty(out, name, {
+        value: strings(member),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  };
+  return Object.assign(walk, { text, strings: strings as <T>(value: T) => T });
 }

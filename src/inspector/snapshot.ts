@@ -1,14 +1,14 @@
-import { createHash } from "node:crypto";
 import { PREFIX, toEntry } from "../harness/ledger.js";
 import type { LedgerEntry } from "../harness/types.js";
 import { compareKeys, firstAtOrAfter } from "../store/range.js";
 import type { Store, StoreRecord } from "../store/types.js";
+import { type KeyedId, keyedId, randomSecret } from "./keyed-id.js";
 
 /** One ledger call as the inspector sees it: the parsed entry and who holds its lease. */
 export interface Row {
   entry: LedgerEntry;
   /**
-   * A short, stable name of the claim holding a pending call (the first hex digits of the SHA-256 of its token):
+   * A short name of the claim holding a pending call (`holderOf` its token, keyed with the inspector's secret):
    * tells holders apart, and shows a takeover, without revealing the token itself. `null` when nothing holds it.
    */
   holder: string | null;
@@ -75,7 +75,12 @@ interface Known {
  * `maxRecords`, once a minute, or on a store without `changes`. A record read again unchanged is compared, not
  * parsed again.
  */
-export function scanner(store: Store, maxRecords: number, clock: () => number): Scanner {
+export function scanner(
+  store: Store,
+  maxRecords: number,
+  clock: () => number,
+  id: KeyedId = keyedId(randomSecret()),
+): Scanner {
   let current: Snapshot | undefined;
   let stale = false;
   let running: Promise<Snapshot> | undefined;
@@ -169,7 +174,7 @@ export function scanner(store: Store, maxRecords: number, clock: () => number): 
     newest = Math.max(newest, record.updatedAt);
     const before = known.get(record.key);
     if (before !== undefined && sameRecord(before.record, record)) return false;
-    const row = toRow(record);
+    const row = toRow(record, id);
     if (before === undefined) added.add(record.key);
     known.set(record.key, { record, row });
     const key = row?.entry.key ?? before?.row?.entry.key;
@@ -239,18 +244,18 @@ export function scanner(store: Store, maxRecords: number, clock: () => number): 
 }
 
 /** A ledger record as a row, or `undefined` for a record under the prefix that idemkey did not write. */
-export function toRow(record: StoreRecord): Row | undefined {
+export function toRow(record: StoreRecord, id: KeyedId): Row | undefined {
   try {
     const entry = toEntry(record);
-    return { entry, holder: entry.state === "pending" ? holderOf(record.token) : null };
+    return { entry, holder: entry.state === "pending" ? holderOf(record.token, id) : null };
   } catch {
     return undefined;
   }
 }
 
-/** A claim's short public name (its token is the claim's secret): the first hex digits of the token's SHA-256. */
-export function holderOf(token: string | null): string | null {
-  return token === null ? null : createHash("sha256").update(token).digest("hex").slice(0, 8);
+/** A claim's short public name (its token is the claim's secret): 8 hex digits of the token, keyed (`KeyedId`). */
+export function holderOf(token: string | null, id: KeyedId): string | null {
+  return token === null ? null : id(token, 8);
 }
 
 function sameRecord(a: StoreRecord, b: StoreRecord): boolean {

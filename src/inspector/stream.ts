@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Redactor } from "./redact.js";
 import { Problem, sendProblem } from "./respond.js";
 import type { Scanner } from "./snapshot.js";
 import { counts } from "./views.js";
@@ -28,7 +29,12 @@ export interface ChangeStream {
  * N streams cost N writes per change and opening them costs one write each. At most `maxStreams` are open at once:
  * each costs a socket and a write per change, and a page needs one.
  */
-export function changeStream(scan: Scanner, pollMs: number, maxStreams: number): ChangeStream {
+export function changeStream(
+  scan: Scanner,
+  pollMs: number,
+  maxStreams: number,
+  redact: Redactor,
+): ChangeStream {
   const clients = new Set<ServerResponse>();
   let timer: NodeJS.Timeout | undefined;
   let pinger: NodeJS.Timeout | undefined;
@@ -42,7 +48,7 @@ export function changeStream(scan: Scanner, pollMs: number, maxStreams: number):
     else res.write(text);
   };
   const write = (event: string, data: unknown) => {
-    const text = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    const text = `event: ${event}\ndata: ${JSON.stringify(redact.strings(data))}\n\n`;
     if (event === "change") last = text;
     for (const res of clients) writeTo(res, text);
   };
@@ -55,7 +61,7 @@ export function changeStream(scan: Scanner, pollMs: number, maxStreams: number):
       failing = false;
       if (snapshot.version !== sent) {
         sent = snapshot.version;
-        write("change", { ...counts(snapshot), changed: snapshot.changed.slice(0, 200) });
+        write("change", { ...counts(snapshot, redact), changed: snapshot.changed.slice(0, 200) });
       }
     } catch (error) {
       if (!failing) write("store-error", { detail: (error as Error).message || String(error) });

@@ -47,25 +47,22 @@ export interface CallSummary extends RecordProgress {
   lastEvent: CallEvent | null;
 }
 
-type Text = (text: string) => string;
-const asIs: Text = (text) => text;
-
-/** The audit trail with its free text (a denial's reason, an unknown outcome's error) masked. */
-export function trail(events: LedgerEntry["events"], text: Text): LedgerEntry["events"] {
-  if (text === asIs) return events;
-  return events.map((event) => {
-    if (event.type === "outcome_unknown") return { ...event, error: text(event.error) };
-    if (event.type === "denied") return { ...event, reason: text(event.reason) };
-    if (event.type === "reconcile_undecided") return { ...event, reason: text(event.reason) };
-    // A reconciler's evidence is the owner's answer: free text as much as an error is.
-    if (event.type === "resolved" && event.evidence !== undefined) {
-      return { ...event, evidence: text(JSON.stringify(event.evidence)) };
-    }
-    return event;
-  });
+/**
+ * The audit trail as shown: every string in it (a denial's reason, an unknown outcome's error, who acted) through
+ * the redaction, and a reconciler's evidence, the owner's answer, masked as a result is.
+ */
+export function trail(events: LedgerEntry["events"], redact: Redactor): LedgerEntry["events"] {
+  return events.map((event) =>
+    redact.strings(
+      event.type === "resolved" && event.evidence !== undefined
+        ? { ...event, evidence: redact(event.evidence) }
+        : event,
+    ),
+  );
 }
 
-export function summary({ entry, holder }: Row, text: Text = asIs): CallSummary {
+/** A call's row as shown: every string through the redaction, so that a filter on it matches what a person sees. */
+export function summary({ entry, holder }: Row, redact: Redactor): CallSummary {
   const out: CallSummary = {
     key: entry.key,
     taskId: entry.taskId,
@@ -79,10 +76,10 @@ export function summary({ entry, holder }: Row, text: Text = asIs): CallSummary 
     updatedAt: entry.updatedAt,
     expiresAt: entry.expiresAt,
     durationMs: entry.state === "completed" ? entry.updatedAt - entry.createdAt : null,
-    lastEvent: trail(entry.events.slice(-1), text)[0] ?? null,
+    lastEvent: trail(entry.events.slice(-1), redact)[0] ?? null,
   };
   if (entry.step !== undefined) out.step = entry.step;
-  return out;
+  return redact.strings(out);
 }
 
 export interface CallDetail extends CallSummary {
@@ -109,12 +106,12 @@ export function detail(row: Row, redact: Redactor, observations: readonly Observ
   const argsCanonical = canonicalize(args);
   const argsMasked = argsCanonical !== canonicalize(row.entry.args);
   const out: CallDetail = {
-    ...summary(row, redact.text),
+    ...summary(row, redact),
     argsHash: argsMasked ? null : row.entry.argsHash,
     argsMasked,
     args,
     argsCanonical,
-    events: trail(row.entry.events, redact.text),
+    events: trail(row.entry.events, redact),
     observations,
   };
   if ("result" in row.entry) out.result = redact(row.entry.result);
@@ -130,12 +127,12 @@ export type TaskList = ReturnType<typeof listTasks>;
 /** What `/api/tasks/:taskId/timeline` answers. */
 export type Timeline = ReturnType<typeof timeline>;
 
-export function counts(snapshot: Snapshot) {
+export function counts(snapshot: Snapshot, redact: Redactor) {
   const byState = Object.fromEntries(STATES.map((s) => [s, 0])) as Record<RecordState, number>;
   const tools = new Set<string>();
   for (const { entry } of snapshot.rows) {
     byState[entry.state]++;
-    tools.add(entry.tool);
+    tools.add(redact.text(entry.tool));
   }
   return {
     version: snapshot.version,
@@ -148,6 +145,7 @@ export function counts(snapshot: Snapshot) {
   };
 }
 
+/** What `/api/calls` filters on: each as shown (masked), never as recorded, so no filter confirms a masked value. */
 export interface CallFilter {
   task?: string;
   tool?: string;
@@ -160,13 +158,13 @@ export function listCalls(
   filter: CallFilter,
   offset: number,
   limit: number,
-  text: Text = asIs,
+  redact: Redactor,
 ) {
   const matching = snapshot.rows
     .filter(
       ({ entry }) =>
-        (filter.task === undefined || entry.taskId === filter.task) &&
-        (filter.tool === undefined || entry.tool === filter.tool) &&
+        (filter.task === undefined || redact.text(entry.taskId) === filter.task) &&
+        (filter.tool === undefined || redact.text(entry.tool) === filter.tool) &&
         (filter.state === undefined || entry.state === filter.state),
     )
     .sort((a, b) => b.entry.createdAt - a.entry.createdAt || (a.entry.key < b.entry.key ? -1 : 1));
@@ -176,12 +174,15 @@ export function listCalls(
     offset,
     limit,
     truncated: snapshot.truncated,
-    calls: matching.slice(offset, offset + limit).map((row) => summary(row, text)),
+    calls: matching.slice(offset, offset + limit).map((row) => summary(row, redact)),
   };
 }
 
-/** The tasks, latest activity first, with their calls counted per state. */
-export function listTasks(snapshot: Snapshot, limit: number) {
+/**
+ * The tasks, latest activity first, with their calls counted per state. A task is its id as shown: two whose ids
+ * differ only in a masked part are listed (and drawn) as one.
+ */
+export function listTasks(snapshot: Snapshot, limit: number, redact: Redactor) {
   const tasks = new Map<
     string,
     {
@@ -193,16 +194,17 @@ export function listTasks(snapshot: Snapshot, limit: number) {
     }
   >();
   for (const { entry } of snapshot.rows) {
-    let task = tasks.get(entry.taskId);
+    const taskId = redact.text(entry.taskId);
+    let task = tasks.get(taskId);
     if (task === undefined) {
       task = {
-        taskId: entry.taskId,
+        taskId,
         calls: 0,
         counts: {},
         firstAt: entry.createdAt,
         lastAt: entry.updatedAt,
       };
-      tasks.set(entry.taskId, task);
+      tasks.set(taskId, task);
     }
     task.calls++;
     task.counts[entry.state] = (task.counts[entry.state] ?? 0) + 1;
@@ -219,22 +221,23 @@ export function listTasks(snapshot: Snapshot, limit: number) {
 }
 
 /**
- * What the timeline chart draws for one task: its calls in the order they began, each with its times, audit trail
- * (approvals, denials, unknown outcomes, resolutions) and what the inspector saw change (takeovers, attempts).
+ * What the timeline chart draws for one task (by its id as shown): its calls in the order they began, each with
+ * its times, audit trail (approvals, denials, unknown outcomes, resolutions) and what the inspector saw change
+ * (takeovers, attempts).
  */
 export function timeline(
   snapshot: Snapshot,
   taskId: string,
   observations: (key: string) => readonly Observation[],
   now: number,
-  text: Text = asIs,
+  redact: Redactor,
 ) {
   const calls = snapshot.rows
-    .filter(({ entry }) => entry.taskId === taskId)
+    .filter(({ entry }) => redact.text(entry.taskId) === taskId)
     .sort((a, b) => a.entry.createdAt - b.entry.createdAt || (a.entry.key < b.entry.key ? -1 : 1))
     .map((row) => ({
-      ...summary(row, text),
-      events: trail(row.entry.events, text),
+      ...summary(row, redact),
+      events: trail(row.entry.events, redact),
       observations: observations(row.entry.key),
     }));
   const from = Math.min(...calls.map((c) => c.createdAt));

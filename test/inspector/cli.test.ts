@@ -90,6 +90,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
       "--host",
       "--allow-remote",
       "--max-records",
+      "--secret",
     ]) {
       expect(stdout).toContain(flag);
     }

@@ -53,7 +53,7 @@ export function describeEvent(e: CallEvent): string {
   if ("reason" in e && e.reason) parts.push(`— ${e.reason}`);
   if ("error" in e && e.error) parts.push(`— ${e.error}`);
   if ("tries" in e && typeof e.tries === "number") parts.push(`(reconciler try ${e.tries})`);
-  // The server sends evidence as text when it masks free text (see views.ts `trail`).
+  // Evidence is JSON the reconciler recorded (masked by the server, see views.ts `trail`); older servers sent it as text.
   if ("evidence" in e && e.evidence !== undefined) {
     parts.push(`evidence: ${typeof e.evidence === "string" ? e.evidence : JSON.stringify(e.evidence)}`);
   }
