@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { JSONRPC_ERROR_SAVED } from "../mcp/meta.js";
+import type { OwnerEvent } from "../owner/audit.js";
 import { decodeSaved } from "../owner/saved-response.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import type { RecordState, Store, StoreRecord } from "../store/types.js";
@@ -49,6 +50,11 @@ export interface KeySummary extends RecordProgress {
   target?: string;
   /** What a completed key answered, as a retry replays it (masked like ledger results). */
   result?: RecordedAnswer;
+  /**
+   * The key's audit trail, when it has one: `taken_over` (a retry found the lease lapsed and recorded the outcome
+   * unknown), then `resolved` with `how: "late_completion"` when the request taken over saved its answer after all.
+   */
+  events?: OwnerEvent[];
 }
 
 /** A record under `http:`, `mcp:` or `a2a:` as a row, or `undefined` for one idemkey did not write. */
@@ -90,6 +96,7 @@ export function toKeySummary(
     out.method = String(data.method);
     out.target = String(data.target);
   } else out.tool = String(data.tool);
+  if (Array.isArray(data.events)) out.events = data.events as OwnerEvent[];
   if (record.state === "completed" && record.result !== null) {
     const answer = ANSWERS[kind](record.result);
     if (answer !== undefined) out.result = redact(answer) as RecordedAnswer;
