@@ -52,7 +52,7 @@ export async function pausedUnderLoad(options: {
       );
     const firstApp = appOn(store);
     const retryApp = options.retryStore === undefined ? firstApp : appOn(options.retryStore);
-    const request = (app: Hono, key: string) =>
+    const request = async (app: Hono, key: string): Promise<Response> =>
       app.request("/charges", {
         method: "POST",
         headers: { "content-type": "application/json", "idempotency-key": key },
