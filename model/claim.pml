@@ -51,7 +51,7 @@
 #define UNKNOWN 3
 
 /* Store operations and their answers (mtype, so that a trail prints their names). */
-mtype = { CLAIM, RENEW, MARK, COMPLETE, LATE, MARK_UNKNOWN };
+mtype = { CLAIM, RENEW, MARK, COMPLETE, LATE, SETTLE, MARK_UNKNOWN };
 mtype = { CLAIMED, TAKEN, EXISTS, OK, NOMATCH, ERR };
 
 /* Ghosts: what the properties count, per generation of the key (reset when its retention ends). */

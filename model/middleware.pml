@@ -6,7 +6,8 @@
 
 proctype Request(byte me) {
   mtype rc;
-  byte tk, ratt, rst;
+  byte tk, ratt, rst, ptk;
+  bit waited;
 look:
   atomic { newToken() };
 again:
@@ -19,7 +20,7 @@ again:
 #ifdef MUTANT_MW_RERUN
     :: rc == TAKEN -> FORGET; goto held                  /* today, or rerunAfterTakeover: true */
 #else
-    :: rc == TAKEN -> FORGET; goto unknown               /* the handler may have run: 409 outcome-unknown */
+    :: rc == TAKEN -> ptk = rst; FORGET; goto unknown    /* the handler may have run: 409 outcome-unknown */
 #endif
     :: rc == EXISTS && rst == PENDING -> FORGET; goto wait   /* 409 key-in-flight, Retry-After */
     :: rc == EXISTS && rst != PENDING -> FORGET; goto done   /* a replay (P5, in the step), or 409 outcome-unknown */
@@ -51,7 +52,8 @@ save:
   rpc(COMPLETE, me + 1);
   atomic {
     if
-    :: rc == OK || rc == NOMATCH -> FORGET; goto done    /* saved, or lost (onError phase "save") */
+    :: rc == OK -> FORGET; goto done                     /* saved */
+    :: rc == NOMATCH -> FORGET; goto late                /* the claim was lost */
     :: rc == ERR -> FORGET
     fi
   };
@@ -60,8 +62,24 @@ save:
 #else
   renewals(); crash(1); goto save;
 #endif
+late:
+  /* hold.save's `late`: over the outcome_unknown record its taker left under this token; retried on store errors,
+     and waited for once (a pause) while the taker has not marked it yet */
+  rpc(SETTLE, me + 1);
+  atomic {
+    if
+    :: rc == OK -> FORGET; goto done                     /* settled late */
+    :: rc == NOMATCH && !waited -> FORGET; waited = 1
+    :: rc == NOMATCH -> FORGET; goto done                /* nothing to settle (onError phase "save") */
+    :: rc == ERR -> FORGET
+    fi
+  };
+  pause();
+  goto late;
 unknown:
-  rpc(MARK_UNKNOWN, 0);
+  /* the taker's mark keeps the token it took over (unknownAfterTakeover) */
+  rpc(MARK_UNKNOWN, ptk);
+  ptk = 0;
   goto done;
 unavailable:
   if

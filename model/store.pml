@@ -63,14 +63,15 @@ inline step(op, tk, p, arg) {
 #else
         if
         :: fresh -> rc = CLAIMED
-        :: else -> rc = TAKEN; ratt = att
+        :: else -> rc = TAKEN; ratt = att; rst = tok   /* previous: the record as it stands, this very token */
         fi
 #endif
       :: st == PENDING && tok != tk && lease <= o ->
         /* A lapsed lease, same fingerprint: taken over with a new token and lease, attempts (the started mark)
            kept. If it was the claim of the effect's holder, P6 allows the taker's outcome_unknown. */
         if :: ranTok != 0 && tok == ranTok -> takenAfter = 1 :: else -> skip fi;
-        ratt = att; tok = tk; lease = o + L; exp = MAX(exp, o + T); fresh = 0;
+        /* rst: the token taken over (claim.previous.token), which the middleware's mark keeps. */
+        ratt = att; rst = tok; tok = tk; lease = o + L; exp = MAX(exp, o + T); fresh = 0;
         SPEC_MAX(TRUE_OFF + T);
         rc = TAKEN
       :: else ->
@@ -96,13 +97,17 @@ inline step(op, tk, p, arg) {
       fresh = 0; rc = OK
     :: else -> rc = NOMATCH
     fi
-  :: op == COMPLETE || op == LATE ->
+  :: op == COMPLETE || op == LATE || op == SETTLE ->
     /* COMPLETE: hold.save, update(key, {token, pending}, {state: completed, result, token: null, ttlMs}).
-       LATE: the harness's late completion (writeCompletion), update(key, {state: outcome_unknown}, completed). */
+       LATE: the harness's late completion (writeCompletion), update(key, {state: outcome_unknown}, completed).
+       SETTLE: the owner's late save (hold.save's `late`), update(key, {token, outcome_unknown}, completed). */
     if
-    :: st != NONE && exp > o && ((op == COMPLETE && st == PENDING && tok == tk) || (op == LATE && st == UNKNOWN)) ->
+    :: st != NONE && exp > o && ((op == COMPLETE && st == PENDING && tok == tk) || (op == LATE && st == UNKNOWN) ||
+                                 (op == SETTLE && st == UNKNOWN && tok == tk)) ->
       /* P4: a generation's completed result is never replaced by another. */
       assert(first == 0 || first == arg);
+      /* P9: a late save settles only the outcome of the attempt that ran: its token is the effect holder's. */
+      assert(op != SETTLE || tk == ranTok);
       first = arg;
       st = COMPLETED; tok = 0; lease = 0; res = arg; exp = o + T; fresh = 0;
       SPEC_SET(TRUE_OFF + T);
@@ -110,9 +115,10 @@ inline step(op, tk, p, arg) {
     :: else -> rc = NOMATCH
     fi
   :: op == MARK_UNKNOWN ->
-    /* markUnknown (harness), the middleware's 409 outcome-unknown: hold.write({state: outcome_unknown, token: null}) */
+    /* markUnknown (harness), the middleware's 409 outcome-unknown: hold.write({state: outcome_unknown, token: arg}),
+       arg 0 (null) but for the middleware's takeover, which keeps the token it took over (unknownAfterTakeover). */
     if
-    :: st == PENDING && exp > o && tok == tk -> st = UNKNOWN; tok = 0; lease = 0; fresh = 0; rc = OK
+    :: st == PENDING && exp > o && tok == tk -> st = UNKNOWN; tok = arg; lease = 0; fresh = 0; rc = OK
     :: else -> rc = NOMATCH
     fi
   fi;

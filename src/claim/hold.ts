@@ -1,8 +1,9 @@
-import type { RecordPatch, StoreRecord } from "../store/types.js";
+import type { Expect, RecordPatch, StoreRecord } from "../store/types.js";
 import { nextTurnTimer } from "./timer.js";
-import type { ClaimSpec, Hold, Pause, Schedule } from "./types.js";
+import type { ClaimSpec, Hold, Pause, SaveOptions, Schedule } from "./types.js";
 
-type SaveOptions = { onRetry?: (error: unknown) => void };
+/** Why a save pauses without a store error: a taker holds the record and has not recorded it unknown yet. */
+const TAKER_BUSY = Symbol("taker busy");
 
 // A renewal timer must not keep a process alive that is otherwise done.
 const unrefSchedule: Schedule = nextTurnTimer({ unref: true });
@@ -106,27 +107,47 @@ class Held implements Hold {
     let waited = 0;
     let delay = FIRST_BACKOFF_MS;
     let failed = false;
+    // What a try writes, and under what: the completion under this claim; once the claim is lost to a taker that
+    // recorded the outcome unknown under this token, the same completion over that record (a late save).
+    let expect: Expect = this.expect;
+    let write = patch;
     for (;;) {
+      let why: unknown = TAKER_BUSY;
       try {
-        const saved = await this.store.update(this.key, this.expect, patch);
+        const saved = await this.store.update(this.key, expect, write);
         this.stop();
+        if (saved) return saved;
+        if (!failed && options.late === undefined) return undefined;
+        const now = await this.store.get(this.key);
         // A try that failed may still have been applied (its reply was lost): then this one finds the record no
-        // longer pending under the token, and the first try's outcome is the answer, not a lost claim.
-        if (!saved && failed) return appliedAlready(await this.store.get(this.key), patch);
-        return saved;
+        // longer as expected, and the first try's outcome is the answer, not a lost claim.
+        const applied = failed ? appliedAlready(now, write) : undefined;
+        if (applied !== undefined || options.late === undefined || now === undefined) return applied;
+        if (now.state === "outcome_unknown" && now.token === this.token) {
+          // Tried once already: the record did not move, so nothing will (its expiry, say); no loop without a pause.
+          if (expect !== this.expect) return undefined;
+          // Fenced as every holder's write is: only the claim whose token the taker kept matches.
+          expect = { token: this.token, state: "outcome_unknown" };
+          write = { ...patch, data: options.late(now) };
+          continue;
+        }
+        // A taker that has not recorded the outcome unknown yet (its claim and its mark are two writes): wait for it.
+        if (now.state !== "pending" || now.fingerprint !== this.spec.fingerprint) return undefined;
       } catch (error) {
         failed = true;
-        if (waited >= budgetMs) {
-          // Left pending and locked: a later claim takes it over only as a takeover, which never re-runs blindly.
-          this.stop();
-          throw error;
-        }
-        options.onRetry?.(error);
-        const ms = Math.min(delay, budgetMs - waited);
-        await (this.spec.pause ?? defaultPause)(ms);
-        waited += ms;
-        delay = Math.min(delay * 2, Math.max(FIRST_BACKOFF_MS, this.leaseMs / 3));
+        why = error;
       }
+      if (waited >= budgetMs) {
+        // Left pending and locked: a later claim takes it over only as a takeover, which never re-runs blindly.
+        this.stop();
+        if (why === TAKER_BUSY) return undefined;
+        throw why;
+      }
+      options.onRetry?.(why === TAKER_BUSY ? undefined : why);
+      const ms = Math.min(delay, budgetMs - waited);
+      await (this.spec.pause ?? defaultPause)(ms);
+      waited += ms;
+      delay = Math.min(delay * 2, Math.max(FIRST_BACKOFF_MS, this.leaseMs / 3));
     }
   }
 

@@ -1,3 +1,4 @@
 export { claimKey } from "./claim.js";
 export { holdClaim } from "./hold.js";
-export type { Claim, ClaimSpec, Hold, Pause, Schedule } from "./types.js";
+export { unknownAfterTakeover } from "./late.js";
+export type { Claim, ClaimSpec, Hold, Pause, SaveOptions, Schedule } from "./types.js";

@@ -34,6 +34,26 @@ export interface ClaimSpec {
   onLost?: () => void;
 }
 
+/** How a hold's `save` goes on when a try fails or finds the claim lost. */
+export interface SaveOptions {
+  /**
+   * Told before each pause between two tries: with the store error that failed the try, or `undefined` while a
+   * late save waits for a taker to record the outcome unknown.
+   */
+  onRetry?: (error: unknown) => void;
+  /**
+   * Settles the outcome a taker gave up on (the late save). When the claim was lost to a taker that did not run the
+   * work again but recorded it `outcome_unknown` keeping this hold's token (`unknownAfterTakeover`), the save lands
+   * over that record after all, under `update(key, {token, outcome_unknown}, patch)`: the token is the proof that
+   * this is the attempt that ran, so no other attempt's save can settle it. Returns the record's new `data` (its
+   * audit trail with the late completion), given the unknown record. While the taker still holds the record pending
+   * (its claim and its mark are two writes), the save waits for it within the budget. Leave it out where a taker
+   * runs the work again (`rerunAfterTakeover`), or where nothing may settle an unknown outcome but a person.
+   * @default undefined: a lost claim ends the save
+   */
+  late?: (unknown: StoreRecord) => string | null;
+}
+
 /** The hold a caller has on a pending record, from its claim to its completion or release. */
 export interface Hold {
   readonly token: string;
@@ -43,13 +63,11 @@ export interface Hold {
   write(patch: RecordPatch): Promise<StoreRecord | undefined>;
   /**
    * The write that must happen (the completion, the saved response): retried with backoff on store errors while the
-   * lease is renewed, up to `saveBudgetMs`. Resolves with the record, or `undefined` when the claim was lost; rejects
-   * with the last store error once the budget is spent, leaving the record pending (locked) and renewal stopped.
+   * lease is renewed, up to `saveBudgetMs`. Resolves with the record, or `undefined` when the claim was lost (and,
+   * with `late`, could not be settled late); rejects with the last store error once the budget is spent, leaving the
+   * record pending (locked) and renewal stopped.
    */
-  save(
-    patch: RecordPatch,
-    options?: { onRetry?: (error: unknown) => void },
-  ): Promise<StoreRecord | undefined>;
+  save(patch: RecordPatch, options?: SaveOptions): Promise<StoreRecord | undefined>;
   /**
    * Deletes the record (a final failure that had no effect) and stops renewing. A store error is thrown: the claim
    * then lapses with its lease, and the next claim takes it over.

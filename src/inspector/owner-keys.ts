@@ -1,4 +1,5 @@
 import { JSONRPC_ERROR_SAVED } from "../mcp/meta.js";
+import type { OwnerEvent } from "../owner/audit.js";
 import { decodeSaved } from "../owner/saved-response.js";
 import { StorePrefix } from "../store/scoped-key.js";
 import type { RecordState, Store, StoreRecord } from "../store/types.js";
@@ -57,6 +58,11 @@ export interface KeySummary extends RecordProgress {
   target?: string;
   /** What a completed key answered, as a retry replays it (masked like ledger results). */
   result?: RecordedAnswer;
+  /**
+   * The key's audit trail, when it has one: `taken_over` (a retry found the lease lapsed and recorded the outcome
+   * unknown), then `resolved` with `how: "late_completion"` when the request taken over saved its answer after all.
+   */
+  events?: OwnerEvent[];
 }
 
 /** How the owner's keys are shown: one redaction, whether scopes are masked, and the keyed ids. */
@@ -105,6 +111,7 @@ export function toKeySummary(record: StoreRecord, view: KeyView): KeySummary | u
     out.method = String(data.method);
     out.target = String(data.target);
   } else out.tool = String(data.tool);
+  if (Array.isArray(data.events)) out.events = data.events as OwnerEvent[];
   // Every string of the row through the redaction; the answer, written by the owner's code, masked as results are.
   const shown = redact.strings(out);
   if (record.state === "completed" && record.result !== null) {

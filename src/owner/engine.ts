@@ -4,6 +4,7 @@ import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { type PurgeOptions, purgeExpired } from "../store/purge.js";
 import { StorePrefix, scopedKey } from "../store/scoped-key.js";
+import type { StoreRecord } from "../store/types.js";
 import { type RequestBody, requestFingerprint } from "./fingerprint.js";
 import { KEY_HEADER_RULE, parseKeyHeader } from "./key-header.js";
 import { type Lock, startLock } from "./lock.js";
@@ -174,7 +175,7 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
       if (claim.status === "held" && claim.previous !== undefined && !resolved.rerunAfterTakeover) {
         // A takeover: the handler of the request that held the key may have run. Unless the application opted in
         // to running it again, the key is recorded as outcome unknown (step "mark unknown") and never runs twice.
-        return takenOver(claim.hold, scope, key);
+        return takenOver(claim.hold, claim.previous, scope, key);
       }
       if (claim.status === "held") {
         return { action: "run", lock: startLock(resolved as ResolvedOptions<never>, claim.hold, scope, key) };
@@ -274,9 +275,14 @@ export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): Idempo
     return respond(lookupResponse(answer));
   }
 
-  async function takenOver(hold: Extract<Claim, { status: "held" }>["hold"], scope: string, key: string) {
+  async function takenOver(
+    hold: Extract<Claim, { status: "held" }>["hold"],
+    previous: StoreRecord,
+    scope: string,
+    key: string,
+  ) {
     try {
-      await markUnknown(hold, retentionMs);
+      await markUnknown(hold, retentionMs, previous);
     } catch (error) {
       report(error, scope, key);
     }

@@ -2,6 +2,7 @@ import type { Hold } from "../claim/types.js";
 import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../errors/response-too-large-error.js";
 import { hadNoEffect } from "../harness/retry.js";
+import { lateCompletion } from "./audit.js";
 import { type ResolvedOptions, type SaveOutcome, Settle, settle } from "./options.js";
 import type { OwnerResponse } from "./problem.js";
 import { encodeNotSaved, encodeSaved } from "./saved-response.js";
@@ -50,6 +51,9 @@ export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: st
   // The claim layer renews the lease; a renewal that finds the key taken over is reported by the engine (the
   // claim's `onLost`), not through a listener on `hold.lost`, which would cost an AbortController per request.
 
+  // A retry that took the key over while the handler ran recorded it unknown under this request's token: the
+  // response saved late settles it (unless takers run the handler again, which leaves nothing to settle).
+  const late = options.rerunAfterTakeover ? undefined : lateCompletion;
   const complete = (result: string) =>
     // The save-retry rule: retried with backoff under a renewed lease. The response waits for the first try only;
     // later tries go on in the background, so that an outage delays no client beyond one store round trip.
@@ -57,7 +61,7 @@ export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: st
       hold
         .save(
           { state: "completed", token: null, leaseMs: null, result, ttlMs: retentionMs },
-          { onRetry: () => answered() },
+          { onRetry: () => answered(), ...(late === undefined ? {} : { late }) },
         )
         .then(
           (saved) => {

@@ -1,14 +1,27 @@
+import { unknownAfterTakeover } from "../claim/late.js";
 import type { Hold } from "../claim/types.js";
+import type { StoreRecord } from "../store/types.js";
+import { withOwnerEvent } from "./audit.js";
 import { type OwnerResponse, type Problem, ProblemType } from "./problem.js";
 
 /**
  * Step "mark unknown" (docs/claim-protocol.md): the key is recorded `outcome_unknown`, so that every later request
  * with it is answered `outcomeUnknown` and nothing runs twice, and renewal stops. A store error is thrown: the key
- * is then left pending, lapses with its lease, and the retry that takes it over gets the same answer.
+ * is then left pending, lapses with its lease, and the retry that takes it over gets the same answer. After a
+ * takeover (`takenFrom`, the record as it was), the request taken over may still finish: its save then lands late.
  */
-export async function markUnknown(hold: Hold, retentionMs: number): Promise<void> {
+export async function markUnknown(hold: Hold, retentionMs: number, takenFrom?: StoreRecord): Promise<void> {
   try {
-    await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+    await hold.write(
+      takenFrom === undefined
+        ? // A handler that threw: its own holder says so, and nothing may settle the outcome but a person.
+          { state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs }
+        : // A takeover: the token of the request taken over is kept, so that its late save may settle the outcome.
+          unknownAfterTakeover(takenFrom, {
+            ttlMs: retentionMs,
+            data: withOwnerEvent(takenFrom.data, { type: "taken_over", at: Date.now() }),
+          }),
+    );
   } finally {
     hold.stop();
   }

@@ -1,15 +1,22 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { LeaseLostError } from "../../src/errors/index.js";
+import { listKeys } from "../../src/inspector/owner-keys.js";
 import { mcpDedupe } from "../../src/mcp/index.js";
-import { IDEMPOTENCY_KEY_META, REFUSAL_META } from "../../src/mcp/meta.js";
+import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import type { McpErrorEvent } from "../../src/mcp/server/dedupe-options.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { testClock } from "../stores/contract.js";
 import { effectLog } from "../support/effect-log.js";
 
-/** MCP dedupe on the claim layer: a call taken over after its lease lapsed is refused, never run twice. */
+/**
+ * MCP dedupe on the claim layer: a call taken over after its lease lapsed is refused, never run twice; its result,
+ * saved late, settles the key (issue 43, case 7).
+ */
 const log = effectLog();
 afterAll(() => log.cleanup());
+
+/** The inspector's redaction, off. */
+const asIs = Object.assign((value: unknown) => value, { text: (text: string) => text });
 
 const extra = (key: string) => ({ _meta: { [IDEMPOTENCY_KEY_META]: key } });
 
@@ -24,7 +31,8 @@ function signal(): { promise: Promise<void>; resolve: () => void } {
 
 function setup(rerunAfterTakeover?: boolean) {
   const clock = testClock();
-  const dedupe = mcpDedupe({ store: memoryStore({ clock }), leaseMs: 1_000, rerunAfterTakeover });
+  const store = memoryStore({ clock });
+  const dedupe = mcpDedupe({ store, leaseMs: 1_000, rerunAfterTakeover });
   const gate = signal();
   const inside = signal();
   let first = true;
@@ -37,12 +45,12 @@ function setup(rerunAfterTakeover?: boolean) {
     }
     return { content: [{ type: "text" as const, text: `created ${args.title}` }] };
   });
-  return { clock, tool, open: gate.resolve, inside: inside.promise };
+  return { clock, tool, open: gate.resolve, inside: inside.promise, store };
 }
 
 describe("MCP dedupe after a takeover", () => {
-  it("refuses a retry that takes over a call which may have run (outcome_unknown), and keeps refusing it", async () => {
-    const { clock, tool, open, inside } = setup();
+  it("refuses a retry that takes over a call which may have run (outcome_unknown); the call's result, saved late, settles the key and later retries replay it", async () => {
+    const { clock, tool, open, inside, store } = setup();
     const key = "mcp-takeover-1";
     const stuck = tool({ title: "a" }, extra(key));
     await inside;
@@ -51,10 +59,17 @@ describe("MCP dedupe after a takeover", () => {
     expect(retry.isError).toBe(true);
     expect(retry._meta?.[REFUSAL_META]).toBe("outcome_unknown");
     open();
-    expect((await stuck).isError).toBeUndefined();
+    const first = await stuck;
+    expect(first.isError).toBeUndefined();
     const later = await tool({ title: "a" }, extra(key));
-    expect(later._meta?.[REFUSAL_META]).toBe("outcome_unknown");
+    expect(later.isError).toBeUndefined();
+    expect(later._meta?.[REPLAYED_META]).toBe(true);
+    expect(later.content).toEqual(first.content);
     expect(log.count(key)).toBe(1);
+    const { keys } = await listKeys(store, asIs, false, {}, 0, 10, 100);
+    expect(keys[0]).toMatchObject({ kind: "mcp", state: "completed" });
+    expect(keys[0]!.events?.map((e) => e.type)).toEqual(["taken_over", "resolved"]);
+    expect(keys[0]!.events?.[1]).toMatchObject({ how: "late_completion" });
   });
 
   it("runs it again when the server opted in (rerunAfterTakeover)", async () => {

@@ -3,6 +3,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { postgresStore } from "../../src/postgres/index.js";
+import { faultProxy } from "../support/fault-proxy.js";
+import { pausedUnderLoad } from "../support/paused-under-load.js";
 import { postgresService } from "../support/services.js";
 import { idemkeyWarnings } from "../support/warnings.js";
 
@@ -85,3 +87,51 @@ afterAll(async () => {
     expect(pool.listenerCount("error")).toBe(1);
   });
 });
+
+/**
+ * Issue 43, case 7 on PostgreSQL. The shared server is never paused: the test's TCP proxy holds all traffic between
+ * the first server process's pool and PostgreSQL for 3 s (longer than the lease), as a pause or a partition would,
+ * while the retries reach a second process whose pool connects directly. On one pool PostgreSQL runs the queued
+ * statements of many connections at once, so the holder's renewal, sent before the pause, would always beat the
+ * retry's takeover; the second process is how a retry takes a key over while its holder cannot reach the store.
+ */
+(service.skip ? describe.skip : describe)(
+  "issue 43, case 7: PostgreSQL out of the holder's reach for 3 s under load",
+  () => {
+    it("leaves no key unknown whose handler finished, and runs no handler twice", async () => {
+      const url = new URL(service.url);
+      const proxy = await faultProxy(Number(url.port || 5432), url.hostname);
+      const proxied = new URL(service.url);
+      proxied.hostname = "127.0.0.1";
+      proxied.port = String(proxy.port);
+      const holderPool = new pg.Pool({ connectionString: proxied.toString(), max: 10 });
+      const retryPool = new pg.Pool({ connectionString: service.url, max: 10 });
+      pools.push(retryPool); // the holder's pool is ended below, before its proxy closes
+      try {
+        const store = postgresStore(holderPool, { table });
+        const retryStore = postgresStore(retryPool, { table });
+        await store.get("warm-up"); // the table made before the load
+        await retryStore.get("warm-up");
+        const run = await pausedUnderLoad({
+          store,
+          retryStore,
+          leaseMs: 2_000,
+          pauseMs: 3_000,
+          pause: () => proxy.stall(),
+          resume: () => proxy.resume(),
+        });
+        expect(run.answeredUnknown).toBeGreaterThan(0);
+        expect(run.finished).toBe(run.keys.length);
+        expect(run.leftUnknown, `${run.leftUnknown.length} of ${run.keys.length} keys left unknown`).toEqual(
+          [],
+        );
+        expect(run.wrongReplays).toEqual([]);
+        expect(run.effects.filter(([, count]) => count !== 1)).toEqual([]);
+        expect(run.otherErrors).toEqual([]);
+      } finally {
+        await holderPool.end().catch(() => {});
+        await proxy.close();
+      }
+    });
+  },
+);

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LeaseLostError } from "../../src/errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../../src/errors/response-too-large-error.js";
 import { StoreError } from "../../src/errors/store-error.js";
+import { listKeys } from "../../src/inspector/owner-keys.js";
 import type { IdempotencyErrorEvent } from "../../src/owner/options.js";
 import type { Store } from "../../src/store/types.js";
 import { type TestClock, testClock } from "../stores/contract.js";
@@ -29,6 +30,9 @@ function failingStore(): Store {
     close: async () => {},
   };
 }
+
+/** The inspector's redaction, off. */
+const asIs = Object.assign((value: unknown) => value, { text: (text: string) => text });
 
 const problemOf = (response: TestResponse) => {
   expect(response.header("content-type")).toMatch(/^application\/problem\+json/);
@@ -365,8 +369,8 @@ export function ownerSuite(
       expect((await app.request(charge("~".repeat(255)))).status).toBe(201);
     });
 
-    it("answers outcome-unknown to a retry that takes over a key whose handler may have run, and never reruns it", async () => {
-      const { app, owner, clock, errors } = await start({ leaseMs: 60_000 });
+    it("answers outcome-unknown to a retry that takes over a key whose handler may have run, and never reruns it; the handler's response, saved late, settles the key and later retries replay it", async () => {
+      const { app, owner, clock, errors, store } = await start({ leaseMs: 60_000 });
       const gate = hold(owner);
       const stuck = app.request(charge("key-1"));
       await gate.entered;
@@ -377,15 +381,51 @@ export function ownerSuite(
       expect(takeover.status).toBe(409);
       expect(problemOf(takeover).type).toBe("https://idemkey.dev/problems/outcome-unknown");
       gate.open();
-      expect((await stuck).status).toBe(201);
+      const first = await stuck;
+      expect(first.status).toBe(201);
       expect(owner.effects).toHaveLength(1);
-      // The first request lost its key to the takeover: its response is not saved over the recorded unknown.
+      // The first request lost its claim to the takeover, but the taker kept its token: its response lands late,
+      // fenced on that token, and settles the unknown outcome. Only the takeover is reported.
       expect(errors.map((e) => [e.phase, (e.error as Error).constructor.name])).toEqual([
         ["claim", "OutcomeUnknownError"],
-        ["save", "LeaseLostError"],
       ]);
       const later = await app.request(charge("key-1"));
-      expect(problemOf(later).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+      expect(later.status).toBe(201);
+      expect(later.header("idempotent-replayed")).toBe("true");
+      expect(later.body).toBe(first.body);
+      expect(owner.effects).toHaveLength(1);
+      // The inspector's audit trail of the key says what happened.
+      const { keys } = await listKeys(store, asIs, false, {}, 0, 10, 100);
+      expect(keys).toHaveLength(1);
+      expect(keys[0]).toMatchObject({ kind: "http", state: "completed" });
+      expect(keys[0]!.events?.map((e) => [e.type, "how" in e ? e.how : undefined])).toEqual([
+        ["taken_over", undefined],
+        ["resolved", "late_completion"],
+      ]);
+    });
+
+    it(`settles a key taken over from a handler that threw as it would have without the takeover: ${framework.seesThrows ? "it stays outcome-unknown (nothing vouches for what it did)" : "the error answer lands late and is replayed"}`, async () => {
+      const { app, owner, clock } = await start({ leaseMs: 60_000 });
+      owner.throwAfterEffect = 1;
+      const gate = hold(owner);
+      const stuck = app.request(charge("key-1"));
+      await gate.entered;
+      clock.advance(60_000);
+      expect(problemOf(await app.request(charge("key-1"))).type).toBe(
+        "https://idemkey.dev/problems/outcome-unknown",
+      );
+      gate.open();
+      const failed = await stuck;
+      expect(failed.status).toBe(500);
+      const later = await app.request(charge("key-1"));
+      if (framework.seesThrows) {
+        expect(problemOf(later).type).toBe("https://idemkey.dev/problems/outcome-unknown");
+      } else {
+        // Express shows middleware only what the error handler sent: an answer, saved (late) like any other.
+        expect(later.status).toBe(500);
+        expect(later.header("idempotent-replayed")).toBe("true");
+        expect(later.body).toBe(failed.body);
+      }
       expect(owner.effects).toHaveLength(1);
     });
 

@@ -1,10 +1,12 @@
 import { claimKey } from "../../claim/claim.js";
+import { unknownAfterTakeover } from "../../claim/late.js";
 import type { Claim, Hold } from "../../claim/types.js";
 import { LeaseLostError } from "../../errors/lease-lost-error.js";
 import { hadNoEffect } from "../../harness/retry.js";
 import { canonicalize } from "../../key/canonicalize.js";
 import { sha256Hex } from "../../key/idempotency-key.js";
 import { describeThrown } from "../../options/describe.js";
+import { lateCompletion, withOwnerEvent } from "../../owner/audit.js";
 import { StorePrefix, scopedKey } from "../../store/scoped-key.js";
 import type { Store } from "../../store/types.js";
 import { Refusal } from "../meta.js";
@@ -121,9 +123,16 @@ export async function dedupeCall<R>(call: KeyedCall<R>): Promise<CallOutcome<R>>
   }
   const { hold } = claim;
   if (claim.previous !== undefined && !call.rerunAfterTakeover) {
-    // The call that held the key may have run: record its outcome as unknown (step "mark unknown").
+    // The call that held the key may have run: record its outcome as unknown (step "mark unknown"), keeping its
+    // token, so that its result saved late settles the outcome.
     try {
-      await hold.write({ state: "outcome_unknown", token: null, leaseMs: null, ttlMs: retentionMs });
+      const { previous } = claim;
+      await hold.write(
+        unknownAfterTakeover(previous, {
+          ttlMs: retentionMs,
+          data: withOwnerEvent(previous.data, { type: "taken_over", at: Date.now() }),
+        }),
+      );
     } catch (error) {
       report("claim", error);
     } finally {
@@ -159,8 +168,12 @@ export async function dedupeCall<R>(call: KeyedCall<R>): Promise<CallOutcome<R>>
     return { kind: "ran", result };
   }
   try {
-    // The save-retry rule: retried with backoff under a renewed lease.
-    await hold.save({ state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs });
+    // The save-retry rule: retried with backoff under a renewed lease. Taken over meanwhile by a retry that recorded
+    // the outcome unknown, the result saved late settles it (unless takers run the tool again).
+    await hold.save(
+      { state: "completed", token: null, leaseMs: null, result: text, ttlMs: retentionMs },
+      call.rerunAfterTakeover ? {} : { late: lateCompletion },
+    );
   } catch (error) {
     // The tool ran: its result goes to the client; the key stays locked, so a retry is refused, never rerun.
     report("save", error);
