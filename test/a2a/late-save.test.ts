@@ -5,7 +5,9 @@ import type { Task } from "@a2a-js/sdk";
 import type { AgentExecutionEvent, ExecutionEventBus, RequestContext } from "@a2a-js/sdk/server";
 import { afterAll, describe, expect, it } from "vitest";
 import { foldEvents, idempotentExecutor, keyedMessage, REFUSAL_METADATA } from "../../src/a2a/index.js";
-import { listKeys } from "../../src/inspector/owner-keys.js";
+import { keyedId, randomSecret } from "../../src/inspector/keyed-id.js";
+import { type KeyView, listKeys } from "../../src/inspector/owner-keys.js";
+import { redactor } from "../../src/inspector/redact.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { testClock } from "../stores/contract.js";
 import { bookingExecutor } from "./fixtures/booking-agent.js";
@@ -99,8 +101,8 @@ describe("idempotentExecutor: a late save settles an unknown outcome", () => {
     expect(bookingText(replayed!.data as Task)).toBe(`booked ${booking!.id}`);
     expect(bookings(effects)).toHaveLength(1);
 
-    const asIs = Object.assign((value: unknown) => value, { text: (text: string) => text });
-    const { keys } = await listKeys(store, asIs, false, {}, 0, 10, 100);
+    const asIs: KeyView = { redact: redactor([]), maskScope: false, id: keyedId(randomSecret()) };
+    const { keys } = await listKeys(store, asIs, {}, 0, 10, 100);
     expect(keys[0]).toMatchObject({ kind: "a2a", state: "completed" });
     expect(keys[0]!.events?.map((e) => e.type)).toEqual(["taken_over", "resolved"]);
     expect(keys[0]!.events?.[1]).toMatchObject({ how: "late_completion" });

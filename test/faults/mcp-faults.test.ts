@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { LeaseLostError } from "../../src/errors/index.js";
-import { listKeys } from "../../src/inspector/owner-keys.js";
+import { keyedId, randomSecret } from "../../src/inspector/keyed-id.js";
+import { type KeyView, listKeys } from "../../src/inspector/owner-keys.js";
+import { redactor } from "../../src/inspector/redact.js";
 import { mcpDedupe } from "../../src/mcp/index.js";
 import { IDEMPOTENCY_KEY_META, REFUSAL_META, REPLAYED_META } from "../../src/mcp/meta.js";
 import type { McpErrorEvent } from "../../src/mcp/server/dedupe-options.js";
@@ -16,7 +18,7 @@ const log = effectLog();
 afterAll(() => log.cleanup());
 
 /** The inspector's redaction, off. */
-const asIs = Object.assign((value: unknown) => value, { text: (text: string) => text });
+const asIs: KeyView = { redact: redactor([]), maskScope: false, id: keyedId(randomSecret()) };
 
 const extra = (key: string) => ({ _meta: { [IDEMPOTENCY_KEY_META]: key } });
 
@@ -66,7 +68,7 @@ describe("MCP dedupe after a takeover", () => {
     expect(later._meta?.[REPLAYED_META]).toBe(true);
     expect(later.content).toEqual(first.content);
     expect(log.count(key)).toBe(1);
-    const { keys } = await listKeys(store, asIs, false, {}, 0, 10, 100);
+    const { keys } = await listKeys(store, asIs, {}, 0, 10, 100);
     expect(keys[0]).toMatchObject({ kind: "mcp", state: "completed" });
     expect(keys[0]!.events?.map((e) => e.type)).toEqual(["taken_over", "resolved"]);
     expect(keys[0]!.events?.[1]).toMatchObject({ how: "late_completion" });

@@ -2,7 +2,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LeaseLostError } from "../../src/errors/lease-lost-error.js";
 import { ResponseTooLargeError } from "../../src/errors/response-too-large-error.js";
 import { StoreError } from "../../src/errors/store-error.js";
-import { listKeys } from "../../src/inspector/owner-keys.js";
+import { keyedId, randomSecret } from "../../src/inspector/keyed-id.js";
+import { type KeyView, listKeys } from "../../src/inspector/owner-keys.js";
+import { redactor } from "../../src/inspector/redact.js";
 import type { IdempotencyErrorEvent } from "../../src/owner/options.js";
 import type { Store } from "../../src/store/types.js";
 import { type TestClock, testClock } from "../stores/contract.js";
@@ -32,7 +34,7 @@ function failingStore(): Store {
 }
 
 /** The inspector's redaction, off. */
-const asIs = Object.assign((value: unknown) => value, { text: (text: string) => text });
+const asIs: KeyView = { redact: redactor([]), maskScope: false, id: keyedId(randomSecret()) };
 
 const problemOf = (response: TestResponse) => {
   expect(response.header("content-type")).toMatch(/^application\/problem\+json/);
@@ -395,7 +397,7 @@ export function ownerSuite(
       expect(later.body).toBe(first.body);
       expect(owner.effects).toHaveLength(1);
       // The inspector's audit trail of the key says what happened.
-      const { keys } = await listKeys(store, asIs, false, {}, 0, 10, 100);
+      const { keys } = await listKeys(store, asIs, {}, 0, 10, 100);
       expect(keys).toHaveLength(1);
       expect(keys[0]).toMatchObject({ kind: "http", state: "completed" });
       expect(keys[0]!.events?.map((e) => [e.type, "how" in e ? e.how : undefined])).toEqual([
