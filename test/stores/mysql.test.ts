@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError, StoreLayoutError } from "../../src/errors/index.js";
 import { mysqlStore } from "../../src/mysql/index.js";
 import { privateMariaDb } from "../support/mariadb.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const server = await privateMariaDb();
 const pool = mysql.createPool({ uri: server.url, connectionLimit: 8 });
@@ -14,6 +14,12 @@ afterAll(async () => {
 });
 
 testStore("mysql (MariaDB, mysql2 pool)", (clock) => mysqlStore(pool, { clock, table: "records" }));
+testStoreAcrossProcesses("mysql (MariaDB, mysql2 pool)", (name) => ({
+  kind: "mysql",
+  url: server.url,
+  table: `processes_${name}`,
+}));
+
 describe("mysqlStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
 
