@@ -74,6 +74,14 @@ export function guard<T>(operation: string, key: string | undefined, run: () => 
   return guardStore(mysqlDriver, operation, key, () => retryRollbacks(run));
 }
 
+/**
+ * `guardStore` for MySQL without running anything again: for a statement inside a transaction of the caller's,
+ * which a rollback by the server has ended (running the statement alone afterwards would commit it on its own).
+ */
+export function guardOnce<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
+  return guardStore(mysqlDriver, operation, key, run);
+}
+
 export { checkIdentifier } from "../store/identifier.js";
 
 /** `` `name` ``: table names are checked identifiers, quoted so that a reserved word still works. */

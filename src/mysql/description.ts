@@ -27,7 +27,11 @@ export const mysqlDriver = defineDriver({
     return { uri: parsed.url, ...parsed.params };
   },
   async open(fields, context) {
-    const { default: mysql } = await importPeer("idemkey/mysql", PEERS[0].package, () => import("mysql2/promise"));
+    const { default: mysql } = await importPeer(
+      "idemkey/mysql",
+      PEERS[0].package,
+      () => import("mysql2/promise"),
+    );
     const { mysqlStore } = await import("./store.js");
     const pool = mysql.createPool({ uri: fields.uri!, connectionLimit: 4, connectTimeout: 5_000 });
     const options: { table?: string } = {};

@@ -23,7 +23,9 @@ export function resolveOptions(options: MysqlStoreOptions) {
   }
   const { clock, table = "idemkey_records" } = options;
   if (clock !== undefined && typeof clock !== "function") {
-    throw new TypeError(`mysqlStore: options.clock must be a function returning epoch ms, got ${typeof clock}`);
+    throw new TypeError(
+      `mysqlStore: options.clock must be a function returning epoch ms, got ${typeof clock}`,
+    );
   }
   checkIdentifier("mysqlStore: options.table", table);
   return { clock, table };

@@ -36,7 +36,11 @@ export interface Row {
 export const bytes = (text: string): Buffer => Buffer.from(text, "utf8");
 
 const text = (value: unknown): string | null =>
-  value === null || value === undefined ? null : Buffer.isBuffer(value) ? value.toString("utf8") : String(value);
+  value === null || value === undefined
+    ? null
+    : Buffer.isBuffer(value)
+      ? value.toString("utf8")
+      : String(value);
 
 const int = (value: unknown): number => Number(value);
 

@@ -7,7 +7,8 @@ import { bytes, COLUMNS, recordValues } from "./records.js";
  * and the difference from the epoch is arithmetic on UTC datetimes, so neither the session's time zone nor a DST
  * change moves it. With the store's `clock` option (tests) the parameter is used instead.
  */
-export const NOW = "COALESCE(?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
+export const NOW =
+  "COALESCE(?, TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) DIV 1000)";
 
 /** Collects a statement's parameters in the order its text uses them. */
 export interface Params {
@@ -41,7 +42,9 @@ export function readKey(table: string, key: string, given: number | null, lock: 
   const p = params(given);
   const sql = `SELECT n.now_ms, ${COLUMNS.split(", ")
     .map((c) => `r.${c}`)
-    .join(", ")} FROM (SELECT ${p.now()} AS now_ms) n LEFT JOIN ${table} r ON r.\`key\` = ${p.add(bytes(key))}${
+    .join(
+      ", ",
+    )} FROM (SELECT ${p.now()} AS now_ms) n LEFT JOIN ${table} r ON r.\`key\` = ${p.add(bytes(key))}${
     lock ? " FOR UPDATE" : ""
   }`;
   return { sql, values: p.values };

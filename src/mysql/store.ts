@@ -5,7 +5,7 @@ import { CLAIM_ATTEMPTS, claimer } from "./claim.js";
 import { guard, type MysqlPoolLike, quoted, type ResultHeader } from "./client.js";
 import { changes, list, purge } from "./list.js";
 import { type MysqlStoreOptions, resolveOptions } from "./options.js";
-import { checkSizes, COLUMNS, type Row, toRecord } from "./records.js";
+import { COLUMNS, checkSizes, type Row, toRecord } from "./records.js";
 import { migrate } from "./schema.js";
 import { conditions, params, readKey, writeRecord } from "./statements.js";
 import { recordsTable } from "./table.js";
@@ -90,7 +90,10 @@ export function mysqlStore(pool: MysqlPoolLike, options: MysqlStoreOptions = {})
         await ready();
         const q = params(given());
         const where = `\`key\` = ${q.add(Buffer.from(key))} AND expires_at > ${q.now()}${conditions(expect, q)}`;
-        const [header] = (await pool.query(`DELETE FROM ${t} WHERE ${where}`, q.values)) as [ResultHeader, unknown];
+        const [header] = (await pool.query(`DELETE FROM ${t} WHERE ${where}`, q.values)) as [
+          ResultHeader,
+          unknown,
+        ];
         return header.affectedRows > 0;
       }),
     list: (query: ListQuery = {}) =>

@@ -78,7 +78,12 @@ export async function privateMariaDb(database = "idemkey"): Promise<PrivateMaria
     });
     for (let i = 0; ; i++) {
       try {
-        const probe = await mysql.createConnection({ host: "127.0.0.1", port, user: "root", connectTimeout: 2_000 });
+        const probe = await mysql.createConnection({
+          host: "127.0.0.1",
+          port,
+          user: "root",
+          connectTimeout: 2_000,
+        });
         await probe.query(`CREATE DATABASE IF NOT EXISTS \`${database}\``);
         await probe.end();
         return;
