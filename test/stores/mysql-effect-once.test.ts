@@ -9,14 +9,18 @@ const server = await privateMariaDb();
 const pool = mysql.createPool({ uri: server.url, connectionLimit: 30 });
 const keys = "effects";
 
-/** Resolves once `count` transactions wait on a lock (a duplicate blocked on the key), polled, never slept on. */
-async function lockWaits(count: number): Promise<void> {
+/**
+ * Resolves once `count` statements whose text contains `text` are running on the server: each is waiting on a lock,
+ * since alone it would be done at once. Polled, never slept on. (INNODB_TRX missed some waits in MariaDB 10.11.)
+ */
+async function lockWaits(count: number, text: string): Promise<void> {
   for (let i = 0; ; i++) {
     const [rows] = (await pool.query(
-      "SELECT COUNT(*) AS n FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'",
+      "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID() AND INSTR(INFO, ?) > 0",
+      [text],
     )) as unknown as [{ n: number }[]];
     if (Number(rows[0]!.n) >= count) return;
-    if (i > 2_000) throw new Error(`never saw ${count} lock waits`);
+    if (i > 2_000) throw new Error(`never saw ${count} statements with ${text} waiting`);
     await sleep(5);
   }
 }
@@ -119,7 +123,7 @@ describe("effectOnce (MySQL, on MariaDB)", () => {
     });
     await started;
     const second = pay("retry", 2);
-    await lockWaits(1); // the duplicate is blocked on the key the first one holds
+    await lockWaits(1, "INSERT INTO `effects`"); // the duplicate is blocked on the key the first one holds
     failFirst();
     await expect(first).rejects.toThrow("first attempt fails");
     expect((await second).replayed).toBe(false);
