@@ -29,6 +29,10 @@ export function openFailure(error: unknown): string {
   if (code === "3D000")
     return `${words} Create it (createdb, or CREATE DATABASE), or correct the database name in --store.`;
   if (code === "28P01" || code === "28000") return `${words} Check the user and password in --store.`;
+  // MySQL's and MariaDB's words for the same two (mysql2's `code`).
+  if (code === "ER_BAD_DB_ERROR")
+    return `${words} Create it (CREATE DATABASE), or correct the database name in --store.`;
+  if (code === "ER_ACCESS_DENIED_ERROR") return `${words} Check the user and password in --store.`;
   // ioredis gives up on a command after maxRetriesPerRequest tries to connect, in words that do not say so.
   if ((code !== undefined && UNREACHABLE.has(code)) || driver?.name === "MaxRetriesPerRequestError") {
     return `cannot connect to the server (${words.replace(/\.$/, "")}). Check that it is running at the address --store names.`;

@@ -1,3 +1,4 @@
+import { mysqlDriver } from "../mysql/description.js";
 import { nodeSqliteDriver } from "../node-sqlite/description.js";
 import { postgresDriver } from "../postgres/description.js";
 import { redisDriver } from "../redis/description.js";
@@ -15,6 +16,7 @@ import { defineDriver, type StoreDriver } from "../store/driver.js";
 const BUILT_IN: readonly StoreDriver[] = [
   sqliteDriver,
   postgresDriver,
+  mysqlDriver,
   redisDriver,
   nodeSqliteDriver,
   memoryDriver,

@@ -18,7 +18,7 @@ const src = join(root, "src");
 describe("the driver list", () => {
   it("holds every store folder's description, so that none can be forgotten", async () => {
     const folders = readdirSync(src).filter((name) => existsSync(join(src, name, "description.ts")));
-    expect(folders.sort()).toEqual(["node-sqlite", "postgres", "redis", "sqlite", "store"]);
+    expect(folders.sort()).toEqual(["mysql", "node-sqlite", "postgres", "redis", "sqlite", "store"]);
     for (const folder of folders) {
       const module = (await import(join(src, folder, "description.ts"))) as Record<string, StoreDriver>;
       for (const driver of Object.values(module)) expect(storeDrivers(), folder).toContain(driver);
@@ -43,7 +43,8 @@ describe("the driver list", () => {
     expect(new Set(engines).size).toBe(engines.length);
     expect(new Set(schemes).size).toBe(schemes.length);
     expect(driverFor("postgresql")?.name).toBe("PostgreSQL");
-    expect(driverFor("mysql")).toBeUndefined();
+    expect(driverFor("mysql")?.name).toBe("MySQL");
+    expect(driverFor("mongodb")).toBeUndefined();
   });
 
   it("reads node-sqlite: and memory: URLs like the others", () => {
@@ -108,7 +109,7 @@ describe("the driver list", () => {
       join(src, "store/guard.ts"),
     ];
     const names =
-      /["'`/](sqlite|node-sqlite|postgres|postgresql|redis|rediss|pg|ioredis|better-sqlite3)["'`:/]/;
+      /["'`/](sqlite|node-sqlite|postgres|postgresql|redis|rediss|pg|ioredis|better-sqlite3|mysql|mysql2)["'`:/]/;
     for (const file of files) {
       // Comments may give examples; code may not switch on a name.
       const code = readFileSync(file, "utf8")
