@@ -25,7 +25,9 @@ describe("effectOnceLookup on MySQL (MariaDB)", () => {
       return { id: (header as ResultSetHeader).insertId };
     });
   const count = async (n: number) =>
-    Number(((await pool.query("SELECT COUNT(*) AS c FROM orders WHERE n = ?", [n]))[0] as { c: number }[])[0]!.c);
+    Number(
+      ((await pool.query("SELECT COUNT(*) AS c FROM orders WHERE n = ?", [n]))[0] as { c: number }[])[0]!.c,
+    );
 
   it("unknown before the table exists, completed once the effect committed, unknown after a rollback", async () => {
     expect(await effectOnceLookup(pool, { key: "k1", table: keys })).toEqual({ state: "unknown" });

@@ -69,9 +69,9 @@ describe("two reconcilers on one MySQL store", () => {
     });
     const reports: SweepReport[] = await Promise.all(reconcilers.map((r) => r.sweep()));
 
-    const [asked] = (await admin.query("SELECT `key`, COUNT(*) AS n FROM calls GROUP BY `key`")) as unknown as [
-      { key: string; n: number }[],
-    ];
+    const [asked] = (await admin.query(
+      "SELECT `key`, COUNT(*) AS n FROM calls GROUP BY `key`",
+    )) as unknown as [{ key: string; n: number }[]];
     expect(asked).toHaveLength(COUNT);
     expect(asked.every((row) => Number(row.n) === 1)).toBe(true);
     expect(new Set(asked.map((row) => row.key))).toEqual(new Set(keys));
