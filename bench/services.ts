@@ -1,9 +1,35 @@
 import { Redis } from "ioredis";
+import mysql from "mysql2/promise";
 import pg from "pg";
 
 /** Where the benchmarks find PostgreSQL and Redis: the same variables and defaults as the tests. */
 export const PG_URL = process.env.IDEMKEY_PG_URL || "postgres://postgres@127.0.0.1:5432/test";
 export const REDIS_URL = process.env.IDEMKEY_REDIS_URL || "redis://127.0.0.1:6379";
+
+/**
+ * Where the benchmarks find MySQL or MariaDB: no default, since the tests never touch a shared server of it (they
+ * start their own); set it to a database the bench may create tables in.
+ */
+export const MYSQL_URL = process.env.IDEMKEY_MYSQL_URL;
+
+/** A connected mysql2 pool, or `undefined` after one line saying why the MySQL rows are left out. */
+export async function connectMysql(): Promise<mysql.Pool | undefined> {
+  if (MYSQL_URL === undefined || MYSQL_URL === "") {
+    console.log(
+      "bench: MySQL rows skipped: set IDEMKEY_MYSQL_URL (mysql://user@host:port/database) to run them",
+    );
+    return undefined;
+  }
+  const pool = mysql.createPool({ uri: MYSQL_URL, connectTimeout: 3_000, connectionLimit: 10 });
+  try {
+    await pool.query("SELECT 1");
+    return pool;
+  } catch (error) {
+    await pool.end().catch(() => {});
+    unreachable("MySQL", "IDEMKEY_MYSQL_URL", MYSQL_URL, error);
+    return undefined;
+  }
+}
 
 /** A connected pool, or `undefined` after one line saying why the PostgreSQL rows are left out. */
 export async function connectPostgres(): Promise<pg.Pool | undefined> {

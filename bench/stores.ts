@@ -1,14 +1,15 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { mysqlStore } from "../src/mysql/index.js";
 import { postgresStore } from "../src/postgres/index.js";
 import { redisStore } from "../src/redis/index.js";
 import { sqliteStore } from "../src/sqlite/index.js";
 import { memoryStore } from "../src/store/memory.js";
 import type { Store } from "../src/store/types.js";
-import { connectPostgres, connectRedis, deleteKeys } from "./services.js";
+import { connectMysql, connectPostgres, connectRedis, deleteKeys } from "./services.js";
 
-export const STORE_NAMES = ["memory", "SQLite file", "PostgreSQL", "Redis"] as const;
+export const STORE_NAMES = ["memory", "SQLite file", "PostgreSQL", "Redis", "MySQL"] as const;
 export type StoreName = (typeof STORE_NAMES)[number];
 
 /** A store's name as a path segment: `sqlite-file`. */
@@ -59,6 +60,21 @@ export async function openStore(name: StoreName): Promise<OpenStore | undefined>
         close: async () => {
           await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
           await pool.query("DELETE FROM idemkey_meta WHERE name = $1", [PG_TABLE]);
+          await pool.end();
+        },
+      };
+    }
+    case "MySQL": {
+      const pool = await connectMysql();
+      if (pool === undefined) return undefined;
+      const store = mysqlStore(pool, { table: PG_TABLE });
+      await store.get("migrate"); // creates the table on first use
+      await pool.query(`TRUNCATE ${PG_TABLE}`);
+      return {
+        store,
+        close: async () => {
+          await pool.query(`DROP TABLE IF EXISTS ${PG_TABLE}`);
+          await pool.query("DELETE FROM idemkey_meta WHERE name = ?", [PG_TABLE]);
           await pool.end();
         },
       };

@@ -52,6 +52,7 @@ export default defineConfig({
           { text: "Memory", link: "/stores/memory" },
           { text: "SQLite", link: "/stores/sqlite" },
           { text: "PostgreSQL", link: "/stores/postgres" },
+          { text: "MySQL and MariaDB", link: "/stores/mysql" },
           { text: "Redis", link: "/stores/redis" },
           { text: "libSQL and Turso", link: "/stores/libsql" },
           { text: "Cloudflare D1 and Durable Objects", link: "/stores/cloudflare" },

@@ -74,7 +74,7 @@ export function claimer(pool: MysqlPoolLike, table: string, given: () => number 
 
   /** Replaces an expired record or takes over a lapsed lease, deciding under the row's lock. */
   const locked = (key: string, input: ClaimInput): Promise<ClaimResult | undefined> =>
-    inTransaction(pool, async (connection) => {
+    inTransaction<ClaimResult | undefined>(pool, async (connection) => {
       const { sql, values } = readKey(table, key, given(), true);
       const [rows] = (await connection.query(sql, values)) as [Row[], unknown];
       const { now, record } = asRead(rows);

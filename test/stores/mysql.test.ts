@@ -81,6 +81,5 @@ describe("mysqlStore", () => {
   });
 });
 
-it(`starts a private MariaDB (${server.startedInMs} ms here)`, () => {
-  expect(server.port).toBeGreaterThan(0);
-});
+// How long a private server took to start here, for CI's budget (reported, never asserted).
+console.log(`private MariaDB on port ${server.port} started in ${server.startedInMs} ms`);
