@@ -14,7 +14,7 @@ export const MARIADBD = process.env.IDEMKEY_MARIADBD || "/usr/sbin/mariadbd";
  * A private MariaDB server on a free port with its own data directory in a temp dir, for one test file: never the
  * shared server on 3306. The data directory starts empty (no `mariadb-install-db`: InnoDB creates its files on first
  * start, and `--skip-grant-tables` lets root in without the grant tables); it starts, shuts down cleanly once (which
- * writes the system tablespace's header: killed before that, it would not start again) and starts again, about 2.4 s
+ * writes the system tablespace's header: killed before that, it would not start again) and starts again, 0.7 to 2.4 s
  * in all on this shared machine, where `mariadb-install-db` alone took 3.5 s. A restart after `kill()` takes ~0.5 s. Commits are durable (`innodb_flush_log_at_trx_commit=1`, the
  * default), so `kill()` then `start()` finds every committed row again.
  */
