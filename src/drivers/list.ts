@@ -1,3 +1,4 @@
+import { dynamoDriver } from "../dynamodb/description.js";
 import { nodeSqliteDriver } from "../node-sqlite/description.js";
 import { postgresDriver } from "../postgres/description.js";
 import { redisDriver } from "../redis/description.js";
@@ -16,6 +17,7 @@ const BUILT_IN: readonly StoreDriver[] = [
   sqliteDriver,
   postgresDriver,
   redisDriver,
+  dynamoDriver,
   nodeSqliteDriver,
   memoryDriver,
 ];
@@ -27,7 +29,7 @@ const registered: StoreDriver[] = [];
  * URLs. Its `engine` and `schemes` must not be taken: a `TypeError` names the one that is.
  *
  * @example
- * registerDriver(defineDriver({ engine: "dynamo", name: "DynamoDB", schemes: ["dynamodb"], ... }));
+ * registerDriver(defineDriver({ engine: "fauna", name: "Fauna", schemes: ["fauna"], ... }));
  */
 export function registerDriver(driver: StoreDriver): void {
   defineDriver(driver);
