@@ -31,7 +31,9 @@ export function libsqlConnection(client: LibsqlClient): AsyncSqlConnection {
           intent,
         )
       ).map((result) => result.rows),
-    // A local file shared by several processes: another one's write lock. libSQL applied nothing then.
+    // A local file shared by several processes: another one's write lock, or a COMMIT refused while a statement
+    // that met SQLITE_BUSY earlier is still open on the connection (see sqliteAsyncStore's `write`). Either way the
+    // client rolled the batch back: nothing applied.
     isBusy: (error) => (error as { code?: unknown } | null)?.code === "SQLITE_BUSY",
   };
 }

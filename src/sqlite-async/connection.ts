@@ -35,9 +35,11 @@ export interface SqlStatement {
  */
 export interface AsyncSqlConnection {
   /**
-   * Runs one statement on its own (autocommit) and resolves to the rows it returns: a `SELECT`'s, or a write's
-   * `RETURNING` rows; `[]` when there are none. A rejection may mean the statement applied or not; the store reports
-   * it as a `StoreError` and never assumes either.
+   * Runs one statement on its own (autocommit) and resolves to the rows it returns; `[]` when there are none. The
+   * store sends only reads this way (and the meta table's `CREATE TABLE IF NOT EXISTS`): each write goes as a
+   * `batch` of its own, because an autocommit write's rows do not prove that it committed (libSQL's local driver
+   * returns them uncommitted after an earlier SQLITE_BUSY on the connection; see `sqliteAsyncStore`). A rejection
+   * may mean the statement applied or not; the store reports it as a `StoreError` and never assumes either.
    */
   query(sql: string, args: readonly SqlValue[]): Promise<readonly SqlRow[]>;
   /**

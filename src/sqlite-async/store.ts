@@ -84,6 +84,19 @@ export function sqliteAsyncStore(connection: AsyncSqlConnection, settings: Sqlit
       return retryBusy(fn, isBusy, busyTimeoutMs);
     });
   const query = (sql: string, args: readonly SqlValue[]) => connection.query(sql, args);
+  /**
+   * A write, always as a batch of its own: a transaction whose COMMIT the connection checks, never an autocommit
+   * `query`. libSQL's local driver (the `libsql` package under `@libsql/client`'s `file:` URLs) leaves a statement
+   * that failed with SQLITE_BUSY unreset until the garbage collector finalizes it, and SQLite counts it as a running
+   * writer: the next autocommit write on that connection then runs and returns its `RETURNING` rows, but is not
+   * committed (SQLite commits when the last writer ends), holds the lock, and is rolled back when the stale statement
+   * is finalized. A claim's insert retried after SQLITE_BUSY thus answered `claimed` for a row no other process ever
+   * saw, and the other process claimed the key afresh: two processes ran one key's tool. In a transaction, the same
+   * stale statement makes COMMIT fail ("cannot commit transaction - SQL statements in progress", SQLITE_BUSY), the
+   * client rolls back, and the store sends it again: what it reports applied has committed.
+   */
+  const write = async (sql: string, args: readonly SqlValue[]) =>
+    (await connection.batch([{ sql, args }], "write"))[0] ?? [];
   const selectLive = `SELECT ${COLUMNS} FROM ${table} WHERE key = ? AND expires_at > ?`;
   const insertNew = insertNewSql(table);
   const recent = recentClaims();
@@ -117,7 +130,7 @@ export function sqliteAsyncStore(connection: AsyncSqlConnection, settings: Sqlit
         return claimWrite(key, input);
       }
     }
-    const rows = await query(insertNew, newValues(key, input, clock()));
+    const rows = await write(insertNew, newValues(key, input, clock()));
     if (rows[0] !== undefined) {
       recent.saw(false);
       return { status: "claimed", record: toRecord(rows[0]) };
@@ -135,12 +148,12 @@ export function sqliteAsyncStore(connection: AsyncSqlConnection, settings: Sqlit
     update: (key, expect, patch) =>
       run("update", key, async () => {
         const { sql, values, record } = updateStatement(table, key, expect, patch, clock());
-        const rows = await query(sql, values as SqlValue[]);
+        const rows = await write(sql, values as SqlValue[]);
         return rows[0] === undefined ? undefined : record(numbers(rows[0]));
       }),
     delete: (key, expect) =>
       run("delete", key, async () => {
-        const rows = await query(
+        const rows = await write(
           `DELETE FROM ${table} WHERE key = ? AND expires_at > ?
              AND (? IS NULL OR token = ?) AND (? IS NULL OR state = ?) RETURNING key`,
           [

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { httpGateway } from "../../src/gateway/index.js";
 import { serveInspector } from "../../src/inspector/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { chromiumFor, launchChromium } from "../support/chromium.js";
+import { chromiumFor, openInspectorPage } from "../support/chromium.js";
 import { effectServer, tempRuns } from "./support.js";
 
 // The inspector's page in Chromium shows the keys the HTTP gateway recorded in front of Python's http.server: a
@@ -38,12 +38,7 @@ describe.skipIf(!available)("the inspector page lists the gateway's keys", () =>
 
     const served = await serveInspector({ store, redact: [] });
     cleanup.push(() => served.close());
-    const browser = await launchChromium();
-    cleanup.push(() => browser.close());
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-    await page.goto(`${served.url}#token=${encodeURIComponent(served.token)}`);
+    const { page, errors } = await openInspectorPage(served, cleanup);
     await page.waitForSelector("#keys-panel:not([hidden]) #keys tbody tr:nth-child(2)");
     // One cell's text at a time: the test's own types have no DOM.
     const rows: string[][] = [];

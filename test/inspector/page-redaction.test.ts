@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { idempotency } from "../../src/hono/index.js";
 import { serveInspector } from "../../src/inspector/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { chromiumFor, launchChromium } from "../support/chromium.js";
+import { chromiumFor, openInspectorPage } from "../support/chromium.js";
 
 // The page in Chromium shows the owner's keys as the API sends them: a scope taken from an API key masked, and a
 // token in a request's query masked, in the table's text and anywhere in the page. The keys are written by the
@@ -42,12 +42,7 @@ describe.skipIf(!available)("the inspector page masks the owner's keys", () => {
 
     const served = await serveInspector({ store });
     cleanup.push(() => served.close());
-    const browser = await launchChromium();
-    cleanup.push(() => browser.close());
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-    await page.goto(`${served.url}#token=${encodeURIComponent(served.token)}`);
+    const { page, errors } = await openInspectorPage(served, cleanup);
     await page.waitForSelector("#keys-panel:not([hidden]) #keys tbody tr");
     const cells = (await page.locator("#keys tbody tr").first().locator("td").allTextContents()).map((t) =>
       t.trim(),

@@ -2,6 +2,9 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, type TestContext } from "vitest";
 import type { Changes, ChangesQuery, ClaimInput, ClaimStore, Store } from "../../src/store/types.js";
 
+// The part that needs OS processes, in a file of its own: every store two processes can share runs it too.
+export { testStoreAcrossProcesses } from "./contract-processes.js";
+
 /** A clock the suite moves by hand, so that leases and expiry are tested without sleeping. */
 export interface TestClock {
   (): number;

@@ -3,10 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, describe, expect, it } from "vitest";
+import { StoreError } from "../../src/errors/index.js";
 import { createHarness, defineTool } from "../../src/index.js";
-import { libsqlStore } from "../../src/libsql/index.js";
+import { type LibsqlClient, libsqlStore } from "../../src/libsql/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const dir = mkdtempSync(join(tmpdir(), "idemkey-libsql-"));
 const clients: { close(): void }[] = [];
@@ -22,6 +23,13 @@ afterAll(() => {
 
 // The real export on a real SQLite file through @libsql/client: only execute and batch, never a transaction.
 testStore("libSQL (file:)", (clock) => libsqlStore(client("contract.db"), { clock }));
+// Processes on one file, each with its own client made as docs/stores/libsql.md says for a file several processes
+// share (a busy timeout): the claim race and the SIGKILL loop.
+testStoreAcrossProcesses("libSQL (file:)", (name, at) => ({
+  kind: "libsql",
+  path: join(at, `${name}.db`),
+  timeout: 5_000,
+}));
 
 describe("libsqlStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };
@@ -63,6 +71,43 @@ describe("libsqlStore", () => {
     );
     expect(results).toEqual(["charged", "charged"]);
     expect((await counter.execute("SELECT count(*) AS n FROM effects")).rows[0]?.n).toBe(1);
+  });
+
+  it("reports a claim retried after SQLITE_BUSY as claimed only once it committed (no busy timeout)", async () => {
+    // libSQL's local driver keeps a statement that met SQLITE_BUSY open until it is garbage-collected, and on that
+    // connection an autocommit insert then returned its row without committing: the claim said `claimed` for a row
+    // that no other connection could see, and that was rolled back later.
+    const holder = client("busy.db");
+    const other = libsqlStore(client("busy.db"));
+    await other.get("schema");
+    const given = client("busy.db");
+    let metBusy: () => void = () => {};
+    const busy = new Promise<void>((resolve) => {
+      metBusy = resolve;
+    });
+    const seeBusy = (error: unknown) => {
+      if ((error as { code?: unknown }).code === "SQLITE_BUSY") metBusy();
+      throw error;
+    };
+    const watched: LibsqlClient = {
+      execute: (statement) => given.execute(statement).catch(seeBusy),
+      batch: (statements, mode) => given.batch(statements, mode).catch(seeBusy),
+    };
+    const store = libsqlStore(watched, { busyTimeoutMs: 1_000 });
+    await store.get("schema");
+    const lock = await holder.transaction("write");
+    const claim = store.claim("k", { ...claimInput, token: "first" }).catch((error: unknown) => error);
+    await busy;
+    await lock.rollback();
+    const result = await claim;
+    if (result instanceof StoreError) {
+      // Nothing it reports as applied: the store could not commit, and says so.
+      expect(result.retryable).toBe(true);
+    } else {
+      expect(result).toMatchObject({ status: "claimed", record: { token: "first" } });
+      // Claimed means committed: another connection reads the record.
+      expect(await other.get("k")).toMatchObject({ state: "pending", token: "first" });
+    }
   });
 
   it("never closes the client it was given", async () => {

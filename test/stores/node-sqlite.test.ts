@@ -6,7 +6,7 @@ import { nodeSqlite } from "../../src/node-sqlite/driver.js";
 import { nodeSqliteStore } from "../../src/node-sqlite/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { processBudget } from "../support/budget.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 import { testAppTransaction } from "./sqlite-app-transaction.js";
 import { testSqliteHotPath } from "./sqlite-hot-path.js";
 import { expectTwoProcessRace } from "./sqlite-race.js";
@@ -20,6 +20,12 @@ if (!has) console.log(`skipped on Node ${process.versions.node}: nodeSqliteStore
 const dir = mkdtempSync(join(tmpdir(), "idemkey-node-sqlite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+// Registered on every Node, so that an older one reports it skipped by name.
+testStoreAcrossProcesses(
+  `node:sqlite (file)${why}`,
+  (name, at) => ({ kind: "node-sqlite", path: join(at, `${name}.db`) }),
+  { skip: has ? undefined : why },
+);
 if (has) {
   testStore("node:sqlite (file)", (clock) => nodeSqliteStore(join(dir, "contract.db"), { clock }));
   testStore("node:sqlite (:memory:)", (clock) => nodeSqliteStore(":memory:", { clock, table: "in_memory" }));

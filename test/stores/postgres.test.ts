@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError } from "../../src/errors/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { postgresService } from "../support/services.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const service = await postgresService();
 const suffix = randomBytes(4).toString("hex");
@@ -12,6 +12,8 @@ const table = `idemkey_test_${suffix}`;
 const schema = `idemkey_test_schema_${suffix}`;
 const pool = new pg.Pool({ connectionString: service.url, max: 8 });
 const single = new pg.Client({ connectionString: service.url });
+/** The tables of the processes' suite, one a test, dropped with the others. */
+const processTables: string[] = [];
 if (!service.skip) await single.connect();
 
 afterAll(async () => {
@@ -20,6 +22,7 @@ afterAll(async () => {
     await pool.query(
       `DROP TABLE IF EXISTS "${table}", "${table}_client", "${table}_race", "${table}_new", "${table}_plan"`,
     );
+    for (const name of processTables) await pool.query(`DROP TABLE IF EXISTS "${name}"`);
     await pool.query(`DELETE FROM idemkey_meta WHERE name LIKE $1`, [`${table}%`]);
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   }
@@ -42,6 +45,15 @@ testStore(
   {
     skip: service.skip,
   },
+);
+
+testStoreAcrossProcesses(
+  "postgres (pg.Pool)",
+  (name) => {
+    processTables.push(`${table}_${name}`);
+    return { kind: "postgres", url: service.url, table: `${table}_${name}` };
+  },
+  { skip: service.skip },
 );
 
 (service.skip ? describe.skip : describe)("postgresStore", () => {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { StoreLayoutError } from "../../src/errors/index.js";
 import { redisStore } from "../../src/redis/index.js";
 import { deleteKeysUnder, redisService } from "../support/services.js";
-import { testClock, testStore } from "./contract.js";
+import { testClock, testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const service = await redisService();
 const run = randomBytes(4).toString("hex");
@@ -18,6 +18,7 @@ const prefixes: Record<string, string> = {
   io: `{idemkey-test-${run}-io}:`,
   node: `{idemkey-test-${run}-node}:`,
   misc: `{idemkey-test-${run}}:`,
+  processes: `{idemkey-test-${run}-processes}:`,
 };
 
 afterAll(async () => {
@@ -34,6 +35,13 @@ testStore("redis (ioredis)", (clock) => redisStore(io, { clock, prefix: prefixes
 testStore("redis (node-redis)", (clock) => redisStore(node, { clock, prefix: prefixes.node }), {
   skip: service.skip,
 });
+
+// Each test's prefix starts with prefixes.processes, so the file's cleanup removes them all.
+testStoreAcrossProcesses(
+  "redis (ioredis)",
+  (name) => ({ kind: "redis", url: service.url, prefix: `${prefixes.processes}${name}:` }),
+  { skip: service.skip },
+);
 
 (service.skip ? describe.skip : describe)("redisStore", () => {
   const claimInput = { fingerprint: "fp", token: "t1", leaseMs: 1_000, ttlMs: 60_000 };

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { SchemaVersionError } from "../../src/errors/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import { listStatement } from "../../src/sqlite/list.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 import { testAppTransaction } from "./sqlite-app-transaction.js";
 import { testSqliteHotPath } from "./sqlite-hot-path.js";
 import { expectTwoProcessRace } from "./sqlite-race.js";
@@ -16,6 +16,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 testStore("sqlite (file)", (clock) => sqliteStore(join(dir, "contract.db"), { clock }));
 testStore("sqlite (:memory:)", (clock) => sqliteStore(":memory:", { clock, table: "records_in_memory" }));
+testStoreAcrossProcesses("sqlite (file)", (name, at) => ({ kind: "sqlite", path: join(at, `${name}.db`) }));
 testSqliteHotPath("sqliteStore", dir, (path, options) => sqliteStore(path, options));
 testAppTransaction("sqliteStore", () => {
   const db = new BetterSqlite3(":memory:");

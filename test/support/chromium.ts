@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 /** Debian's Chromium: browser tests drive it through playwright-core and never download a browser. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -29,4 +29,21 @@ export function launchChromium(): Promise<Browser> {
       "--no-first-run",
     ],
   });
+}
+
+/**
+ * The inspector's page in a new headless Chromium, signed in with its token, with the page's console errors
+ * collected in `errors`. Everything it starts is closed through `cleanup`.
+ */
+export async function openInspectorPage(
+  served: { url: string; token: string },
+  cleanup: (() => unknown)[],
+): Promise<{ page: Page; errors: string[] }> {
+  const browser = await launchChromium();
+  cleanup.push(() => browser.close());
+  const page = await browser.newPage();
+  const errors: string[] = [];
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  await page.goto(`${served.url}#token=${encodeURIComponent(served.token)}`);
+  return { page, errors };
 }
