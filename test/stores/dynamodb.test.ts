@@ -7,7 +7,7 @@ import { StoreError } from "../../src/errors/store-error.js";
 import { StoreLayoutError } from "../../src/errors/store-layout-error.js";
 import { effectLog } from "../support/effect-log.js";
 import { privateDynalite } from "../support/dynalite.js";
-import { testStore } from "./contract.js";
+import { testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const dynalite = await privateDynalite();
 afterAll(() => dynalite.stop());
@@ -19,6 +19,13 @@ testStore("DynamoDB (dynalite)", async (clock) => {
   const table = `idemkey-contract-${run}`;
   await createDynamoTable(client, { table });
   return dynamoStore(client, { table, clock });
+});
+
+// Several OS processes on one table, each on its own client: the race and the SIGKILL loop, effects counted in a file.
+testStoreAcrossProcesses("DynamoDB (dynalite)", async (name) => {
+  const table = `idemkey-processes-${run}-${name}`;
+  await createDynamoTable(client, { table });
+  return { kind: "dynamodb", endpoint: dynalite.endpoint, table };
 });
 
 describe("dynamoStore's table", () => {
