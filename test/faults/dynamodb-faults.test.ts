@@ -159,3 +159,51 @@ describe("a reply lost after DynamoDB applied the write", () => {
     }
   });
 });
+
+describe("a write the SDK sends twice", () => {
+  /**
+   * What the SDK's own retry does after a timeout whose request had applied: the same command, the same bytes, a
+   * second time. This client sends every write twice and answers what the second arrival got.
+   */
+  const twice = {
+    async send(command: { constructor: { name: string } }) {
+      if (!/^(Put|Update|Delete)Item/.test(command.constructor.name)) return client.send(command as never);
+      await client.send(command as never).catch(() => {});
+      return client.send(command as never);
+    },
+  };
+
+  it("answers as its first arrival decided: the claim is claimed, the update applied, not lost", async () => {
+    const store = dynamoStore(twice, { table });
+    const key = `twice:${randomUUID()}`;
+    const claimed = await store.claim(key, { fingerprint: "fp", token: "t", leaseMs: 10_000, ttlMs: 60_000 });
+    expect(claimed.status).toBe("claimed");
+    const done = await store.update(
+      key,
+      { token: "t", state: "pending" },
+      { state: "completed", result: "1", token: null, leaseMs: null },
+    );
+    expect(done).toMatchObject({ state: "completed", result: "1", token: null });
+  });
+
+  it("through the harness: an unguarded tool runs once and its call returns its result", async () => {
+    const log = effectLog("twice");
+    try {
+      const tool = defineTool({
+        name: "refund",
+        effect: "unguarded",
+        run: async (args: { cents: number }) => {
+          log.effect(String(args.cents));
+          return { refunded: args.cents };
+        },
+      });
+      const harness = createHarness({ store: dynamoStore(twice, { table }), retry: { retries: 0 } });
+      const task = `twice-${randomUUID()}`;
+      expect(await harness.call(task, tool, { cents: 3 })).toEqual({ refunded: 3 });
+      expect(await harness.call(task, tool, { cents: 3 })).toEqual({ refunded: 3 });
+      expect(log.count("3")).toBe(1);
+    } finally {
+      log.cleanup();
+    }
+  });
+});
