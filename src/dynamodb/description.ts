@@ -24,7 +24,9 @@ export const dynamoDriver = defineDriver({
       others: "reject",
       check(u) {
         if (u.username !== "" || u.password !== "" || u.port !== "") {
-          context.fail(": name the table alone after dynamodb:// (credentials come from the AWS SDK's chain)");
+          context.fail(
+            ": name the table alone after dynamodb:// (credentials come from the AWS SDK's chain)",
+          );
         }
         if (!/^[a-zA-Z0-9_.-]{3,255}$/.test(u.hostname) || (u.pathname !== "" && u.pathname !== "/")) {
           context.fail(" names no table; use dynamodb://<table>?region=<region>");
@@ -38,7 +40,11 @@ export const dynamoDriver = defineDriver({
     return fields;
   },
   async open(fields, context) {
-    const sdk = await importPeer("idemkey/dynamodb", PEERS[0].package, () => import("@aws-sdk/client-dynamodb"));
+    const sdk = await importPeer(
+      "idemkey/dynamodb",
+      PEERS[0].package,
+      () => import("@aws-sdk/client-dynamodb"),
+    );
     const { dynamoStore } = await import("./store.js");
     const config: { region?: string; endpoint?: string } = {};
     if (fields.region !== undefined) config.region = fields.region;

@@ -100,7 +100,13 @@ export async function checkTable(
     const { Table } = await client.send(new commands.DescribeTableCommand({ TableName: table }));
     const problem = layoutProblem(Table);
     if (problem !== undefined) {
-      throw new StoreLayoutError({ store: "dynamodb", location: table, found: 0, supported: LAYOUT, problem });
+      throw new StoreLayoutError({
+        store: "dynamodb",
+        location: table,
+        found: 0,
+        supported: LAYOUT,
+        problem,
+      });
     }
     const active =
       Table.TableStatus === "ACTIVE" &&
@@ -121,7 +127,8 @@ export function layoutProblem(table: {
   AttributeDefinitions?: { AttributeName?: string; AttributeType?: string }[];
   GlobalSecondaryIndexes?: { IndexName?: string; KeySchema?: KeyElement[] }[];
 }): string | undefined {
-  const type = (name: string) => table.AttributeDefinitions?.find((a) => a.AttributeName === name)?.AttributeType;
+  const type = (name: string) =>
+    table.AttributeDefinitions?.find((a) => a.AttributeName === name)?.AttributeType;
   const schema = (keys: KeyElement[] | undefined) =>
     (keys ?? []).map((k) => `${k.KeyType} ${k.AttributeName} (${type(k.AttributeName ?? "")})`).join(", ");
   const key = table.KeySchema ?? [];

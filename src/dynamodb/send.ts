@@ -20,8 +20,10 @@ export async function sendWithBackoff(
   client: DynamoClient,
   command: unknown,
   backoff: Backoff,
-): Promise<// biome-ignore lint/suspicious/noExplicitAny: the output's shape depends on the command.
-any> {
+): Promise<
+  // biome-ignore lint/suspicious/noExplicitAny: the output's shape depends on the command.
+  any
+> {
   let pause = backoff.firstMs;
   let paused = 0;
   for (;;) {

@@ -121,7 +121,9 @@ function resolveOptions(options: DynamoStoreOptions) {
     );
   }
   if (typeof clock !== "function") {
-    throw new TypeError(`dynamoStore: options.clock must be a function returning epoch ms, got ${describe(clock)}`);
+    throw new TypeError(
+      `dynamoStore: options.clock must be a function returning epoch ms, got ${describe(clock)}`,
+    );
   }
   checkNumber("dynamoStore: options.throttleRetryMs", throttleRetryMs, { integer: true });
   return { table, clock, throttleRetryMs };

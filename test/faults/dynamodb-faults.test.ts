@@ -140,7 +140,7 @@ describe("a reply lost after DynamoDB applied the write", () => {
       const tool = defineTool({
         name: "ship",
         effect: "keyed",
-        run: async (args: { order: number }, { key }) => {
+        run: async (args: { order: number }, { idempotencyKey: key }) => {
           log.effect(key);
           return { shipped: args.order };
         },

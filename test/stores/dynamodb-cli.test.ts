@@ -26,7 +26,12 @@ describe("dynamodb:// store URLs", () => {
       table: "My_Table.v1",
       region: "eu-west-1",
     });
-    expect(parseStoreUrl(url)).toEqual({ kind: "dynamodb", table, region: "us-east-1", endpoint: dynalite.endpoint });
+    expect(parseStoreUrl(url)).toEqual({
+      kind: "dynamodb",
+      table,
+      region: "us-east-1",
+      endpoint: dynalite.endpoint,
+    });
   });
 
   it.each([
@@ -82,7 +87,16 @@ describe("idemkey inspect and reconcile on DynamoDB", () => {
       "transfer:outcome_unknown",
     ]);
 
-    const reconciled = await runCli(["reconcile", "--store", url, "--tools", TOOLS, "--once", "--id", "dyn-1"]);
+    const reconciled = await runCli([
+      "reconcile",
+      "--store",
+      url,
+      "--tools",
+      TOOLS,
+      "--once",
+      "--id",
+      "dyn-1",
+    ]);
     expect(reconciled.stderr).toBe("");
     expect(reconciled.code).toBe(0);
     expect(reconciled.stdout.trim().split("\n").at(-1)).toContain('"done":2');

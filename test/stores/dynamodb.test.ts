@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { CreateTableCommand, ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoTable, dynamoStore } from "../../src/dynamodb/index.js";
-import { createHarness, defineTool } from "../../src/index.js";
 import { StoreError } from "../../src/errors/store-error.js";
 import { StoreLayoutError } from "../../src/errors/store-layout-error.js";
-import { effectLog } from "../support/effect-log.js";
+import { createHarness, defineTool } from "../../src/index.js";
 import { privateDynalite } from "../support/dynalite.js";
+import { effectLog } from "../support/effect-log.js";
 import { testStore, testStoreAcrossProcesses } from "./contract.js";
 
 const dynalite = await privateDynalite();
@@ -118,7 +118,7 @@ describe("dynamoStore under throttling", () => {
     const tool = defineTool({
       name: "charge",
       effect: "keyed",
-      run: async (args: { n: number }, { key }) => {
+      run: async (args: { n: number }, { idempotencyKey: key }) => {
         log.effect(key);
         return { charged: args.n };
       },
@@ -128,6 +128,7 @@ describe("dynamoStore under throttling", () => {
     expect(await harness.call(task, tool, { n: 1 })).toEqual({ charged: 1 });
     expect(await harness.call(task, tool, { n: 2 })).toEqual({ charged: 2 });
     expect(log.count()).toBe(2);
+    expect(log.count(harness.key(task, tool, { n: 1 }))).toBe(1);
     // Every put (two fresh claims and the replay's, which its condition refused) and every completion was throttled
     // twice, then went through: three sends of each.
     expect(sent.filter((name) => name === "PutItemCommand")).toHaveLength(9);

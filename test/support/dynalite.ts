@@ -75,7 +75,10 @@ export async function privateDynalite(options: { persist?: boolean } = {}): Prom
       const client = new DynamoDBClient({
         endpoint,
         region: DYNALITE_ENV.AWS_REGION,
-        credentials: { accessKeyId: DYNALITE_ENV.AWS_ACCESS_KEY_ID, secretAccessKey: DYNALITE_ENV.AWS_SECRET_ACCESS_KEY },
+        credentials: {
+          accessKeyId: DYNALITE_ENV.AWS_ACCESS_KEY_ID,
+          secretAccessKey: DYNALITE_ENV.AWS_SECRET_ACCESS_KEY,
+        },
         ...config,
       });
       clients.push(client);
