@@ -54,6 +54,7 @@ export default defineConfig({
           { text: "PostgreSQL", link: "/stores/postgres" },
           { text: "Redis", link: "/stores/redis" },
           { text: "libSQL and Turso", link: "/stores/libsql" },
+          { text: "DynamoDB", link: "/stores/dynamodb" },
           { text: "Cloudflare D1 and Durable Objects", link: "/stores/cloudflare" },
           { text: "Clusters and failover", link: "/stores/failover" },
           { text: "A store of your own", link: "/stores/custom" },
