@@ -1,5 +1,6 @@
 import { keyRange } from "../store/range.js";
-import type { ListQuery, StoreRecord } from "../store/types.js";
+import { sinceMs } from "../store/since.js";
+import type { Changes, ChangesQuery, ListQuery, StoreRecord } from "../store/types.js";
 import { isConditionFailed } from "./client.js";
 import { commands } from "./commands.js";
 import type { DynamoContext } from "./context.js";
@@ -53,6 +54,47 @@ export async function listRecords(context: DynamoContext, query: ListQuery): Pro
       return records.slice(0, limit);
     }
   }
+}
+
+/**
+ * `Store.changes`: every record of the prefix, read as `list` reads them (the index's keys, then the records
+ * strongly consistent), to count the live ones and keep those updated at or after `since`. DynamoDB has no index on
+ * `updatedAt` that a prefix could use, and one would be written on every update; so a watcher's poll costs what
+ * listing the prefix costs, which is what a watcher of a store without `changes` pays anyway.
+ */
+export async function changedRecords(context: DynamoContext, query: ChangesQuery): Promise<Changes> {
+  const since = sinceMs(query.since);
+  const limit = query.limit ?? 100;
+  const prefix = query.prefix ?? "";
+  const now = context.clock();
+  const records: StoreRecord[] = [];
+  let live = 0;
+  let start: Item | undefined;
+  const values: Record<string, { S: string }> = { ":lp": { S: LIST_PARTITION_VALUE } };
+  let condition = `${LIST_PARTITION} = :lp`;
+  if (prefix !== "") {
+    condition += ` AND begins_with(${KEY}, :prefix)`;
+    values[":prefix"] = { S: prefix };
+  }
+  do {
+    const page = await context.send(
+      new commands.QueryCommand({
+        TableName: context.table,
+        IndexName: LIST_INDEX,
+        KeyConditionExpression: condition,
+        ExpressionAttributeValues: values,
+        ExclusiveStartKey: start,
+      }),
+    );
+    const keys = (page.Items as Item[]).map((item) => item[KEY]!.S!).filter((key) => key.startsWith(prefix));
+    for (const record of await readMany(context, keys)) {
+      if (record.expiresAt <= now) continue;
+      live++;
+      if (record.updatedAt >= since && records.length < limit) records.push(record);
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return { records, live, now };
 }
 
 /** The records for `keys`, in their order, read strongly consistent; keys deleted since the index listed them are left out. */

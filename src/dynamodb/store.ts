@@ -6,7 +6,7 @@ import { claimRecord } from "./claim.js";
 import { type DynamoClient, guard } from "./client.js";
 import type { DynamoContext } from "./context.js";
 import { checkTable } from "./layout.js";
-import { listRecords, purgeRecords } from "./list.js";
+import { changedRecords, listRecords, purgeRecords } from "./list.js";
 import { readRecord } from "./read.js";
 import { sendWithBackoff } from "./send.js";
 import { deleteRecord, updateRecord } from "./write.js";
@@ -99,6 +99,11 @@ export function dynamoStore(client: DynamoClient, options: DynamoStoreOptions): 
       guard("list", undefined, async () => {
         await ready();
         return listRecords(context, query);
+      }),
+    changes: (query) =>
+      guard("changes", undefined, async () => {
+        await ready();
+        return changedRecords(context, query);
       }),
     purge: ({ limit = 1000 } = {}) =>
       guard("purge", undefined, async () => {
