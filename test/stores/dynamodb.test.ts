@@ -1,9 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { CreateTableCommand, ProvisionedThroughputExceededException } from "@aws-sdk/client-dynamodb";
+import { Hono } from "hono";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoTable, dynamoStore } from "../../src/dynamodb/index.js";
 import { StoreError } from "../../src/errors/store-error.js";
 import { StoreLayoutError } from "../../src/errors/store-layout-error.js";
+import { idempotency } from "../../src/hono/index.js";
 import { createHarness, defineTool } from "../../src/index.js";
 import { privateDynalite } from "../support/dynalite.js";
 import { effectLog } from "../support/effect-log.js";
@@ -146,5 +148,72 @@ describe("dynamoStore under throttling", () => {
     expect((error as StoreError).cause).toBeInstanceOf(ProvisionedThroughputExceededException);
     expect(sent.filter((name) => name === "PutItemCommand").length).toBeGreaterThan(2);
     expect(await dynamoStore(client, { table }).get(key)).toBeUndefined();
+  });
+});
+
+describe("the harness and the owner middleware on DynamoDB", () => {
+  const ledgerTable = `idemkey-ledger-${run}`;
+  const ownerTable = `idemkey-owner-${run}`;
+  const log = effectLog("owner");
+  beforeAll(async () => {
+    await createDynamoTable(client, { table: ledgerTable });
+    await createDynamoTable(client, { table: ownerTable });
+  });
+  afterAll(() => log.cleanup());
+
+  it("a keyed tool forwards its key to an owner behind the Hono middleware: each charge once, however often sent", async () => {
+    // The fake owner: a Hono app whose handler writes each effect to a file the code under test never reads.
+    const app = new Hono();
+    app.use(
+      "/charges",
+      idempotency({ store: dynamoStore(client, { table: ownerTable }), scope: "single-tenant" }),
+    );
+    app.post("/charges", async (c) => {
+      const body = (await c.req.json()) as { cents: number };
+      log.effect(`charge:${body.cents}`);
+      return c.json({ id: `ch_${body.cents}` }, 201);
+    });
+    const charge = defineTool({
+      name: "charge",
+      effect: "keyed",
+      run: async (args: { cents: number }, { idempotencyKey }) => {
+        const response = await app.request("/charges", {
+          method: "POST",
+          headers: { "content-type": "application/json", "idempotency-key": idempotencyKey },
+          body: JSON.stringify(args),
+        });
+        return (await response.json()) as { id: string };
+      },
+    });
+    const task = `owner-${run}`;
+    // Two harnesses on one ledger table (two workers), each calling twice, concurrently.
+    const harnesses = [0, 1].map(() => createHarness({ store: dynamoStore(client, { table: ledgerTable }) }));
+    const results = await Promise.all(
+      [1, 2].flatMap((cents) =>
+        harnesses.flatMap((h) => [h.call(task, charge, { cents }), h.call(task, charge, { cents })]),
+      ),
+    );
+    expect(results.map((r) => r.id).sort()).toEqual([
+      "ch_1",
+      "ch_1",
+      "ch_1",
+      "ch_1",
+      "ch_2",
+      "ch_2",
+      "ch_2",
+      "ch_2",
+    ]);
+    // The same key sent straight to the owner again (a tool retried past the ledger): replayed, not charged.
+    const again = await app.request("/charges", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "idempotency-key": harnesses[0]!.key(task, charge, { cents: 1 }),
+      },
+      body: JSON.stringify({ cents: 1 }),
+    });
+    expect(await again.json()).toEqual({ id: "ch_1" });
+    expect(log.count("charge:1")).toBe(1);
+    expect(log.count("charge:2")).toBe(1);
   });
 });
