@@ -4,8 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoTable, dynamoStore } from "../../src/dynamodb/index.js";
 import { createHarness, defineTool, OutcomeUnknownError } from "../../src/index.js";
 import { openStore, parseStoreUrl, StoreUrlError } from "../../src/inspector/index.js";
-import { runCli } from "../support/cli.js";
+import { effectServer, started, tempRuns } from "../gateway/support.js";
+import { runCli, startCli } from "../support/cli.js";
 import { DYNALITE_ENV, privateDynalite } from "../support/dynalite.js";
+import { lineReader } from "../support/lines.js";
 
 // The CLI's children find credentials and a region where the SDK's default chain looks: the environment.
 Object.assign(process.env, DYNALITE_ENV);
@@ -102,5 +104,49 @@ describe("idemkey inspect and reconcile on DynamoDB", () => {
     expect(reconciled.stdout.trim().split("\n").at(-1)).toContain('"done":2');
     const after = await Promise.all(keys.map((key) => harness.get(key)));
     expect(after.map((entry) => entry?.state)).toEqual(["completed", "completed"]);
+  }, 60_000);
+});
+
+describe("idemkey gateway http on DynamoDB", () => {
+  const runs = tempRuns("idemkey-dynamo-gateway-");
+
+  it("keeps its keys in the table: one effect per key at the upstream, a replay for the retry", async () => {
+    const run = runs.next();
+    const upstream = await effectServer(run);
+    const gatewayTable = `${table}-gateway`;
+    await createDynamoTable(client, { table: gatewayTable });
+    const storeUrl = url.replace(`dynamodb://${table}?`, `dynamodb://${gatewayTable}?`);
+    const child = started(
+      startCli([
+        "gateway",
+        "http",
+        "--store",
+        storeUrl,
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        upstream.url,
+        "--scope-header",
+        "x-api-key",
+      ]),
+    );
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    const line = await lineReader(child.stdout!)();
+    const gateway = /^idemkey gateway \w+: (\S+) -> /.exec(line ?? "")?.[1];
+    expect(gateway, `${line}\n${stderr}`).toBeDefined();
+    const post = () =>
+      fetch(`${gateway}/charges`, {
+        method: "POST",
+        headers: { "idempotency-key": "k1", "content-type": "application/json", "x-api-key": "alice" },
+        body: '{"cents":5}',
+      });
+    expect((await post()).status).toBe(201);
+    const again = await post();
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(upstream.effects()).toEqual(['{"cents":5}']);
+    // The record is in the gateway's table, as DynamoDB holds it.
+    expect(await dynamoStore(client, { table: gatewayTable }).list({ limit: 10 })).toHaveLength(1);
+    expect(stderr).toBe("");
   }, 60_000);
 });
