@@ -14,6 +14,7 @@ const sections: Record<string, () => Promise<void>> = {
   harness: async () => (await import("./harness.js")).benchHarness(),
   floors: async () => (await import("./floors.js")).benchFloors(),
   powertools: async () => (await import("./powertools.js")).benchPowertools(),
+  dynamodb: async () => (await import("./dynamodb.js")).benchDynamo(),
   "redis-cost": async () => (await import("./redis-cost.js")).benchRedisCost(),
   peers: async () => (await import("./peers.js")).benchPeers(),
   middleware: async () => (await import("./middleware.js")).benchMiddleware(),

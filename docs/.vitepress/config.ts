@@ -55,6 +55,7 @@ export default defineConfig({
           { text: "MySQL and MariaDB", link: "/stores/mysql" },
           { text: "Redis", link: "/stores/redis" },
           { text: "libSQL and Turso", link: "/stores/libsql" },
+          { text: "DynamoDB", link: "/stores/dynamodb" },
           { text: "Cloudflare D1 and Durable Objects", link: "/stores/cloudflare" },
           { text: "Clusters and failover", link: "/stores/failover" },
           { text: "A store of your own", link: "/stores/custom" },

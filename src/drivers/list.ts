@@ -1,3 +1,4 @@
+import { dynamoDriver } from "../dynamodb/description.js";
 import { mysqlDriver } from "../mysql/description.js";
 import { nodeSqliteDriver } from "../node-sqlite/description.js";
 import { postgresDriver } from "../postgres/description.js";
@@ -18,6 +19,7 @@ const BUILT_IN: readonly StoreDriver[] = [
   postgresDriver,
   mysqlDriver,
   redisDriver,
+  dynamoDriver,
   nodeSqliteDriver,
   memoryDriver,
 ];
@@ -29,7 +31,7 @@ const registered: StoreDriver[] = [];
  * URLs. Its `engine` and `schemes` must not be taken: a `TypeError` names the one that is.
  *
  * @example
- * registerDriver(defineDriver({ engine: "dynamo", name: "DynamoDB", schemes: ["dynamodb"], ... }));
+ * registerDriver(defineDriver({ engine: "fauna", name: "Fauna", schemes: ["fauna"], ... }));
  */
 export function registerDriver(driver: StoreDriver): void {
   defineDriver(driver);

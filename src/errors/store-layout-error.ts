@@ -17,6 +17,11 @@ export interface StoreLayoutErrorData extends ErrorOptions {
    * same way instead of to upgrade or delete.
    */
   option?: string;
+  /**
+   * What is wrong, in words, when the layout found is not one of idemkey's versions at all (a DynamoDB table keyed on
+   * other attributes): the message then says this instead of naming versions.
+   */
+  problem?: string;
 }
 
 type Positional = [string, string, number, number, ErrorOptions?];
@@ -44,18 +49,20 @@ export class StoreLayoutError extends IdemkeyError {
   constructor(store: string, location: string, found: number, supported: number, options?: ErrorOptions);
   constructor(...args: [StoreLayoutErrorData] | Positional) {
     const data = typeof args[0] === "object" ? args[0] : fromPositional(args as Positional);
-    const { store, location, found, supported, option } = data;
+    const { store, location, found, supported, option, problem } = data;
     const what =
-      option !== undefined
-        ? `records of layout ${found}, which a store opened with ${option} writes; this one reads layout ` +
-          `${supported}. Open it as the records were written, or configure another prefix`
-        : found < supported
-          ? `an older idemkey's records (layout ${found}); this idemkey reads layout ${supported}. Let the version ` +
-            `that wrote them finish and delete their keys, or configure another prefix`
-          : `records of layout ${found}, newer than the layout ${supported} this idemkey reads: upgrade idemkey ` +
-            `here, or configure another prefix`;
+      problem !== undefined
+        ? problem
+        : option !== undefined
+          ? `records of layout ${found}, which a store opened with ${option} writes; this one reads layout ` +
+            `${supported}. Open it as the records were written, or configure another prefix`
+          : found < supported
+            ? `an older idemkey's records (layout ${found}); this idemkey reads layout ${supported}. Let the version ` +
+              `that wrote them finish and delete their keys, or configure another prefix`
+            : `records of layout ${found}, newer than the layout ${supported} this idemkey reads: upgrade idemkey ` +
+              `here, or configure another prefix`;
     super(
-      `${store} store at ${JSON.stringify(location)} holds ${what}`,
+      `${store} store at ${JSON.stringify(location)} ${problem !== undefined ? what : `holds ${what}`}`,
       "cause" in data ? { cause: data.cause } : undefined,
     );
     this.store = store;

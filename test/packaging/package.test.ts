@@ -88,6 +88,7 @@ const subpaths = Object.keys(manifest.exports)
  */
 const PEERS: Record<string, string[]> = {
   "idemkey/sqlite": ["better-sqlite3"],
+  "idemkey/dynamodb": ["@aws-sdk/client-dynamodb"],
   // asSchema and jsonSchema wrap a tool's schema so that the key is what the model sent (docs/integration-contract.md).
   "idemkey/ai": ["ai"],
   "idemkey/openai-agents": ["@openai/agents"],

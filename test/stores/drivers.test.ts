@@ -18,7 +18,15 @@ const src = join(root, "src");
 describe("the driver list", () => {
   it("holds every store folder's description, so that none can be forgotten", async () => {
     const folders = readdirSync(src).filter((name) => existsSync(join(src, name, "description.ts")));
-    expect(folders.sort()).toEqual(["mysql", "node-sqlite", "postgres", "redis", "sqlite", "store"]);
+    expect(folders.sort()).toEqual([
+      "dynamodb",
+      "mysql",
+      "node-sqlite",
+      "postgres",
+      "redis",
+      "sqlite",
+      "store",
+    ]);
     for (const folder of folders) {
       const module = (await import(join(src, folder, "description.ts"))) as Record<string, StoreDriver>;
       for (const driver of Object.values(module)) expect(storeDrivers(), folder).toContain(driver);

@@ -7,11 +7,13 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
+import { createDynamoTable, dynamoStore } from "../../src/dynamodb/index.js";
 import { createHarness, defineTool } from "../../src/index.js";
 import { libsqlStore } from "../../src/libsql/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { redisStore } from "../../src/redis/index.js";
 import type { Store } from "../../src/store/types.js";
+import { privateDynalite } from "../support/dynalite.js";
 import { deleteKeysUnder, postgresService, redisService } from "../support/services.js";
 
 /**
@@ -185,5 +187,29 @@ describe("round trips on libsqlStore (D1 sends the same statements)", () => {
       batch: (args) => (args[0] as { sql: string }[]).some((s) => sqlWrites(s.sql)),
     });
     expectWithin(await costs("libsql", libsqlStore(client), sent), LIMITS);
+  });
+});
+
+describe("round trips on DynamoDB (dynalite)", () => {
+  it("each case within its limit: a fresh call two writes, a replay one read", async () => {
+    const dynalite = await privateDynalite();
+    try {
+      const client = dynalite.client();
+      await createDynamoTable(client, { table: "idemkey-round-trips" });
+      // Every command is one request; PutItem, UpdateItem and DeleteItem are the ones that can write.
+      const { client: counted, sent } = counting(client, {
+        send: (args) => /^(Put|Update|Delete)Item/.test((args[0] as object).constructor.name),
+      });
+      const store = dynamoStore(counted, { table: "idemkey-round-trips" });
+      const result = await costs("dynamodb", store, sent);
+      expectWithin(result, LIMITS);
+      // The two cases the issue names, exactly: a fresh call is the claim's put and the completion, a replay one
+      // strongly consistent read that writes nothing.
+      expect(result.fresh.sent.map((s) => s.method)).toEqual(["send", "send"]);
+      expect(result.fresh.writes).toBe(2);
+      expect(result.replay).toMatchObject({ roundTrips: 1, writes: 0 });
+    } finally {
+      await dynalite.stop();
+    }
   });
 });
