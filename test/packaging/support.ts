@@ -21,7 +21,7 @@ export function packPackage(dir: string): string {
       stdio: "pipe",
     },
   );
-  for (const entry of ["package.json", "README.md", "LICENSE", "test-vectors"]) {
+  for (const entry of ["package.json", "README.md", "CHANGELOG.md", "LICENSE", "test-vectors"]) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
   // --ignore-scripts: the prepack script builds into dist/ of a checkout; this stage is built already.
