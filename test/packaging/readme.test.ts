@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { tsBlocks } from "./readme-blocks.js";
 
@@ -32,5 +32,19 @@ describe("the README a newcomer reads", () => {
       .filter(Boolean)
       .map((line) => line.split("#")[0]!.trim());
     expect(commands).toEqual(["npm ci && npm run demo", "npm test"]);
+  });
+
+  it("has an examples index that lists every example folder, each with a README of its own", () => {
+    const examples = new URL("../../examples/", import.meta.url);
+    const index = readFileSync(new URL("../../docs/guide/examples.md", import.meta.url), "utf8");
+    const folders = readdirSync(examples, { withFileTypes: true }).filter((e) => e.isDirectory());
+    expect(folders.length).toBeGreaterThanOrEqual(12);
+    for (const { name } of folders) {
+      expect(index, `docs/guide/examples.md lists ${name}`).toContain(
+        `(https://github.com/idemkey/idemkey/tree/main/examples/${name})`,
+      );
+      const readme = readFileSync(new URL(`${name}/README.md`, examples), "utf8");
+      expect(readme, `examples/${name}/README.md`).toMatch(/^# /);
+    }
   });
 });
