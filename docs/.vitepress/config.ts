@@ -104,7 +104,11 @@ export default defineConfig({
       },
       // Links name pages without a trailing slash: "/api/" renders one href on the server and another in the browser
       // (a hydration mismatch on the page before it in the pager).
-      { text: "API reference", collapsed: true, items: [{ text: "All modules", link: "/api/index" }, ...api] },
+      {
+        text: "API reference",
+        collapsed: true,
+        items: [{ text: "All modules", link: "/api/index" }, ...api],
+      },
     ],
     socialLinks: [{ icon: "github", link: "https://github.com/idemkey/idemkey" }],
   },

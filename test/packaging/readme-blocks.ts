@@ -49,7 +49,8 @@ export function docsPages(): string[] {
   const walk = (dir: string) => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
       // docs/api/ is TypeDoc's output (npm run docs), generated from the sources' TSDoc, not pages written by hand.
-      if (entry.name.startsWith(".") || entry.name === "public" || `${dir}/${entry.name}` === "docs/api") continue;
+      if (entry.name.startsWith(".") || entry.name === "public" || `${dir}/${entry.name}` === "docs/api")
+        continue;
       const path = `${dir}/${entry.name}`;
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith(".md")) pages.push(path);
