@@ -77,8 +77,8 @@ export function prelude(code: string): string {
  * Writes every ```ts block of README.md, src/harness/README.md and docs/ into `app`/`folder`, each with the
  * placeholders it uses declared, type-checks them with `node` under `tsc --strict` (tsconfig.blocks.json, so that the
  * project's own tsconfig.json stays the user's), and returns the errors, each named by the README line it is on
- * (`README.md:25 +3`). `app` has idemkey and the blocks' imports installed. A `folder` starting with a dot is left out
- * of the project's own tsconfig.json, which includes every other .ts file under it.
+ * (`README.md:25 +3`), and any other error of the compiler (none found to compile is one). `app` has idemkey and the
+ * blocks' imports installed.
  */
 export function readmeDiagnostics(app: string, node = process.execPath, folder = "blocks"): string[] {
   mkdirSync(join(app, folder));
@@ -112,7 +112,7 @@ export function readmeDiagnostics(app: string, node = process.execPath, folder =
   const prefix = `${folder}/`;
   return typecheck(app, node, "tsconfig.blocks.json")
     .split("\n")
-    .filter((l) => l.startsWith(prefix))
+    .filter((l) => l.startsWith(prefix) || /^error TS/.test(l))
     .map((l) =>
       l
         .slice(prefix.length)

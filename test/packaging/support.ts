@@ -62,10 +62,13 @@ export function project(dir: string, tarball: string, links: "all" | "none" | { 
   return dir;
 }
 
-/** Runs the checkout's TypeScript on a project, with `node`; returns its diagnostics, one per line ("" when it compiles). */
-export function typecheck(dir: string, node = process.execPath): string {
+/**
+ * Runs the checkout's TypeScript on a project's `config` (tsconfig.json), with `node`; returns its diagnostics, one
+ * per line ("" when it compiles).
+ */
+export function typecheck(dir: string, node = process.execPath, config = "tsconfig.json"): string {
   try {
-    execFileSync(node, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir, encoding: "utf8" });
+    execFileSync(node, [tsc, "-p", join(dir, config)], { cwd: dir, encoding: "utf8" });
     return "";
   } catch (error) {
     return String((error as { stdout?: string }).stdout ?? error);
