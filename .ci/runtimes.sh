@@ -10,13 +10,14 @@ DENO_VERSION=2.9.6
 runtime_bin() {
   local name=$1 pkg version bin
   case $name in
-    bun) pkg=@oven/bun-linux-x64 version=$BUN_VERSION bin="$RT_CACHE/node_modules/$pkg/bin/bun" ;;
-    deno) pkg=@deno/linux-x64-glibc version=$DENO_VERSION bin="$RT_CACHE/node_modules/$pkg/deno" ;;
+    bun) pkg=@oven/bun-linux-x64 version=$BUN_VERSION bin="$RT_CACHE/$name/node_modules/$pkg/bin/bun" ;;
+    deno) pkg=@deno/linux-x64-glibc version=$DENO_VERSION bin="$RT_CACHE/$name/node_modules/$pkg/deno" ;;
     *) return 1 ;;
   esac
-  if [ ! -x "$bin" ] || [ "$(node -p "require('$RT_CACHE/node_modules/$pkg/package.json').version" 2>/dev/null)" != "$version" ]; then
-    mkdir -p "$RT_CACHE" &&
-      npm install --prefix "$RT_CACHE" --no-save --no-audit --no-fund --loglevel=error "$pkg@$version" >&2 || return 1
+  # One prefix per runtime: an npm install --no-save into a shared prefix removes what the other one installed.
+  if [ ! -x "$bin" ] || [ "$(node -p "require('$RT_CACHE/$name/node_modules/$pkg/package.json').version" 2>/dev/null)" != "$version" ]; then
+    mkdir -p "$RT_CACHE/$name" &&
+      npm install --prefix "$RT_CACHE/$name" --no-save --no-audit --no-fund --loglevel=error "$pkg@$version" >&2 || return 1
   fi
   echo "$bin"
 }

@@ -1,9 +1,11 @@
-// npm run docs [-- --out DIR]: the site (VitePress, from docs/) into DIR (default docs/.vitepress/dist), then the API
-// reference from the TSDoc (TypeDoc, one module per subpath export in package.json) into DIR/api. Offline: both
-// read only the checkout. A dead link between pages fails the build.
+// npm run docs [-- --out DIR]: the API reference from the TSDoc (TypeDoc with typedoc-plugin-markdown, one page per
+// subpath export in package.json) as Markdown into docs/api/ with its sidebar, then the whole site (VitePress, from
+// docs/, the API pages among the guide's, in one theme) into DIR (default docs/.vitepress/dist). Offline: both read
+// only the checkout. A dead link between pages fails the build.
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { fixApiPages } from "./docs-api.mjs";
 
 const root = new URL("..", import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -29,6 +31,13 @@ function run(command, commandArgs) {
   }
 }
 
+// docs/api/ is generated: what an earlier run wrote for a subpath since removed must not linger in the site.
+rmSync(`${root}docs/api`, { recursive: true, force: true });
+run("npx", ["typedoc", ...entries.flatMap((entry) => ["--entryPoints", entry])]);
+const problems = fixApiPages(root);
+if (problems.length > 0) {
+  console.error(`npm run docs: source links outside src/:\n${problems.join("\n")}`);
+  process.exit(1);
+}
 run("npx", ["vitepress", "build", "docs", "--outDir", out]);
-run("npx", ["typedoc", "--out", `${out}/api`, ...entries.flatMap((entry) => ["--entryPoints", entry])]);
 console.log(`npm run docs: the site is in ${out} (the API reference under api/)`);

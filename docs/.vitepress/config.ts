@@ -1,7 +1,13 @@
+import { existsSync, readFileSync } from "node:fs";
 import { defineConfig } from "vitepress";
 
-// The site's pages are the Markdown files under docs/; the API reference is TypeDoc's HTML, written to
-// the site's api/ folder by `npm run docs` after VitePress builds, and served as it is.
+// The site's pages are the Markdown files under docs/, the API reference among them: `npm run docs` has TypeDoc
+// write it as Markdown into docs/api/ (typedoc-plugin-markdown) with its sidebar (typedoc-vitepress-theme), one page
+// per subpath, before VitePress builds. Without it (docs:dev before a build) the API group is empty.
+const apiSidebar = new URL("../api/typedoc-sidebar.json", import.meta.url);
+const api: { text: string; link: string }[] = existsSync(apiSidebar)
+  ? JSON.parse(readFileSync(apiSidebar, "utf8"))
+  : [];
 export default defineConfig({
   title: "idemkey",
   description: "Make AI agents' tool calls take effect once.",
@@ -16,7 +22,7 @@ export default defineConfig({
       { text: "Guide", link: "/guide/getting-started" },
       { text: "Integrations", link: "/integrations/" },
       { text: "Stores", link: "/stores/" },
-      { text: "API", link: "/api/index.html", target: "_self" },
+      { text: "API", link: "/api/index" },
     ],
     sidebar: [
       {
@@ -25,6 +31,7 @@ export default defineConfig({
           { text: "Getting started", link: "/guide/getting-started" },
           { text: "How it fits together", link: "/guide/overview" },
           { text: "The harness", link: "/guide/harness" },
+          { text: "What is guaranteed", link: "/guide/guarantees" },
           { text: "Examples", link: "/guide/examples" },
           { text: "The chaos demo and suite", link: "/guide/chaos" },
         ],
@@ -72,6 +79,7 @@ export default defineConfig({
       {
         text: "Operating it",
         items: [
+          { text: "The gateway", link: "/gateway" },
           { text: "The inspector", link: "/inspector" },
           { text: "The reconciler", link: "/reconciler" },
           { text: "Benchmarks", link: "/benchmarks" },
@@ -92,9 +100,16 @@ export default defineConfig({
           { text: "The key and canonical form", link: "/reference/key" },
           { text: "Errors", link: "/reference/errors" },
           { text: "CLI", link: "/reference/cli" },
-          { text: "API (TypeDoc)", link: "/api/index.html", target: "_self" },
+          { text: "Runtimes", link: "/runtimes" },
           { text: "Development", link: "/development" },
         ],
+      },
+      // Links name pages without a trailing slash: "/api/" renders one href on the server and another in the browser
+      // (a hydration mismatch on the page before it in the pager).
+      {
+        text: "API reference",
+        collapsed: true,
+        items: [{ text: "All modules", link: "/api/index" }, ...api],
       },
     ],
     socialLinks: [{ icon: "github", link: "https://github.com/idemkey/idemkey" }],

@@ -22,7 +22,7 @@ server.registerTool(
   { description: "Open an issue.", inputSchema: { repo: z.string(), title: z.string() } },
   idempotent("create_issue", async (args, extra) => {
     issues.push({ title: args.title, key: idempotencyKeyOf(extra) });
-    return { content: [{ type: "text", text: `Opened #${issues.length}: ${args.title}` }] };
+    return { content: [{ type: "text" as const, text: `Opened #${issues.length}: ${args.title}` }] };
   }),
 );
 

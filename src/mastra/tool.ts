@@ -22,7 +22,9 @@ interface MastraContext {
 /** What `idempotentMastraTool` reads of a tool made by `createTool`. */
 interface MastraTool {
   id: string;
-  execute?: (input: never, context: never) => Promise<unknown>;
+  // `| undefined`: Mastra's Tool declares it so, which a project under exactOptionalPropertyTypes (tsc --init's default)
+  // must be able to pass.
+  execute?: ((input: never, context: never) => Promise<unknown>) | undefined;
   inputSchema?: unknown;
   outputSchema?: unknown;
   toModelOutput?: (output: never) => unknown;

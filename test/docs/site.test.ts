@@ -1,11 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { extname, join, normalize } from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkSite } from "../../scripts/check-links.mjs";
+import { docsPages } from "../packaging/readme-blocks.js";
 import { chromiumFor, launchChromium } from "../support/chromium.js";
 
 /**
@@ -56,13 +58,86 @@ function serve(dir: string): Promise<string> {
   );
 }
 
+// One build for both suites: TypeDoc's Markdown, then VitePress (scripts/docs.mjs), offline.
+let built = { status: null as number | null, output: "" };
+beforeAll(() => {
+  const run = spawnSync(process.execPath, ["scripts/docs.mjs", "--out", out], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  built = { status: run.status, output: `${run.stdout}\n${run.stderr}` };
+}, 600_000);
+
+/** Every page's link in the site's navigation (the sidebar and the nav bar of docs/.vitepress/config.ts). */
+async function navigationLinks(): Promise<Set<string>> {
+  const { default: config } = (await import("../../docs/.vitepress/config.js")) as {
+    default: { themeConfig: { nav: Item[]; sidebar: Item[] } };
+  };
+  type Item = { link?: string; items?: Item[] };
+  const links = new Set<string>();
+  const walk = (items: Item[]) => {
+    for (const item of items) {
+      if (item.link) links.add(item.link.replace(/\.(md|html)$/, "").replace(/\/index$/, "/"));
+      walk(item.items ?? []);
+    }
+  };
+  walk(config.themeConfig.nav);
+  walk(config.themeConfig.sidebar);
+  return links;
+}
+
+describe("the documentation site's links, read from its HTML", () => {
+  it("builds: the API reference as Markdown inside the VitePress site, with no dead link between pages", () => {
+    expect(built.status, built.output).toBe(0);
+    expect(existsSync(join(out, "api/index.html"))).toBe(true);
+    expect(existsSync(join(out, "api/src/sqlite.html"))).toBe(true);
+    // One theme: the API pages are VitePress pages, with the guide's navigation in them.
+    const api = readFileSync(join(out, "api/src/sqlite.html"), "utf8");
+    expect(api).toContain("VPSidebar");
+    expect(api).toContain('href="/guide/getting-started.html"');
+  });
+
+  it("every internal link and anchor resolves, and every page is reachable from the home page", () => {
+    const { pages, links, broken, unreached } = checkSite(out);
+    expect(broken).toEqual([]);
+    expect(unreached).toEqual([]);
+    expect(pages).toBeGreaterThan(60);
+    expect(links).toBeGreaterThan(1000);
+  });
+
+  it("every page of docs/ (the API reference's included) is in the navigation", async () => {
+    const nav = await navigationLinks();
+    const pages = docsPages()
+      .map((page) => `/${page.slice("docs/".length)}`.replace(/\.md$/, "").replace(/\/index$/, "/"))
+      .filter((page) => page !== "/");
+    const api = readdirSync(join(root, "docs/api"), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".md"))
+      .map((f) => `/api/${f}`.replace(/\.md$/, "").replace(/\/index$/, "/"));
+    expect(api.length).toBeGreaterThan(25);
+    expect([...pages, ...api].filter((page) => !nav.has(page))).toEqual([]);
+  });
+
+  it("links every API page's sources to the repository's own files under src/", () => {
+    const sources = new Set<string>();
+    for (const file of readdirSync(join(root, "docs/api"), { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".md")) continue;
+      for (const [, url] of readFileSync(join(root, "docs/api", file), "utf8").matchAll(
+        /^Defined in: \[[^\]]*\]\(([^)]+)\)/gm,
+      ))
+        sources.add(url!);
+    }
+    expect(sources.size).toBeGreaterThan(100);
+    const wrong = [...sources].filter((url) => {
+      const match = /^https:\/\/github\.com\/idemkey\/idemkey\/blob\/main\/(src\/[^#]+)#L\d+$/.exec(url);
+      return !match || !existsSync(join(root, match[1]!));
+    });
+    expect(wrong).toEqual([]);
+  });
+});
+
 describe.skipIf(!available)("the documentation site in Chromium", () => {
   beforeAll(async () => {
-    const built = spawnSync(process.execPath, ["scripts/docs.mjs", "--out", out], {
-      cwd: root,
-      encoding: "utf8",
-    });
-    expect(built.status, `${built.stdout}\n${built.stderr}`).toBe(0);
+    expect(built.status, built.output).toBe(0);
     origin = await serve(out);
     browser = await launchChromium();
   }, 240_000);
@@ -88,8 +163,6 @@ describe.skipIf(!available)("the documentation site in Chromium", () => {
         broken.push(`${path}: ${answer?.status()}`);
         continue;
       }
-      // The API reference is TypeDoc's own site: its pages are checked to exist, not crawled.
-      if (path.startsWith("/api/")) continue;
       ids.set(path, new Set(await page.$$eval("[id]", (nodes) => nodes.map((node) => node.id))));
       const links = await page.$$eval("a[href]", (anchors) =>
         anchors.map((a) => (a as unknown as { href: string }).href),
@@ -103,8 +176,7 @@ describe.skipIf(!available)("the documentation site in Chromium", () => {
       }
     }
     for (const { from, path, id } of wanted) {
-      if (!path.startsWith("/api/") && ids.has(path) && !ids.get(path)!.has(id))
-        broken.push(`${from} -> ${path}#${id}`);
+      if (ids.has(path) && !ids.get(path)!.has(id)) broken.push(`${from} -> ${path}#${id}`);
     }
     expect(broken).toEqual([]);
     expect(errors).toEqual([]);
@@ -114,6 +186,7 @@ describe.skipIf(!available)("the documentation site in Chromium", () => {
       "/integrations/mcp.html",
       "/stores/sqlite.html",
       "/api/index.html",
+      "/api/src/sqlite.html",
     ]) {
       expect([...seen]).toContain(path);
     }

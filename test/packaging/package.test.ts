@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,7 +22,58 @@ function tarballFiles(): string[] {
   return listed.stdout.split("\n").filter(Boolean);
 }
 
+/** The tarball's budget: what `npm install idemkey` downloads and unpacks, with room for a few more subpaths. */
+const PACKED_BYTES = 1_200_000;
+const UNPACKED_BYTES = 4_000_000;
+const bin = (name: string) => join(root, "node_modules/.bin", name);
+
 describe("the packed package", () => {
+  it("holds dist/, the test vectors, README.md, CHANGELOG.md, LICENSE and package.json, nothing else", () => {
+    const tops = new Set(tarballFiles().map((f) => f.slice("package/".length).split("/")[0]));
+    expect([...tops].sort()).toEqual([
+      "CHANGELOG.md",
+      "LICENSE",
+      "README.md",
+      "dist",
+      "package.json",
+      "test-vectors",
+    ]);
+    // Only built files under dist/: no tests, no TypeScript sources beside their declarations.
+    const stray = tarballFiles().filter(
+      (f) => f.startsWith("package/dist/") && !/\.(js|d\.ts|js\.map|d\.ts\.map|html)$/.test(f),
+    );
+    expect(stray).toEqual([]);
+  });
+
+  it(`stays within its size budget: ${PACKED_BYTES / 1e6} MB packed, ${UNPACKED_BYTES / 1e6} MB unpacked`, () => {
+    expect(statSync(tarball).size).toBeLessThanOrEqual(PACKED_BYTES);
+    const listed = spawnSync("tar", ["-tvzf", tarball], { encoding: "utf8" });
+    const unpacked = listed.stdout
+      .split("\n")
+      .filter(Boolean)
+      .reduce((sum, line) => sum + Number(line.split(/\s+/)[2]), 0);
+    expect(unpacked).toBeGreaterThan(0);
+    expect(unpacked).toBeLessThanOrEqual(UNPACKED_BYTES);
+  });
+
+  it("says its version in the CHANGELOG: the version in package.json has a section of its own", () => {
+    const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string };
+    expect(readFileSync(join(root, "CHANGELOG.md"), "utf8")).toContain(`\n## ${version}\n`);
+  });
+
+  it("passes publint --strict: its exports, files and types as a registry user resolves them", () => {
+    const linted = spawnSync(bin("publint"), ["--strict", join(dir, "stage")], { encoding: "utf8" });
+    expect({ status: linted.status, out: linted.stdout + linted.stderr }).toMatchObject({ status: 0 });
+    expect(linted.stdout).toContain("All good!");
+  });
+
+  it("passes @arethetypeswrong/cli on the tarball with the ESM-only profile: every subpath's types resolve", () => {
+    const checked = spawnSync(bin("attw"), [tarball, "--profile", "esm-only", "--format", "ascii"], {
+      encoding: "utf8",
+    });
+    expect({ status: checked.status, out: checked.stdout + checked.stderr }).toMatchObject({ status: 0 });
+  });
+
   it("ships source maps only with the sources in them (sourcesContent), since src/ is not in the tarball", () => {
     const files = tarballFiles();
     expect(files.some((f) => f.startsWith("package/src/"))).toBe(false);

@@ -48,7 +48,9 @@ export function docsPages(): string[] {
   const pages: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-      if (entry.name.startsWith(".") || entry.name === "public") continue;
+      // docs/api/ is TypeDoc's output (npm run docs), generated from the sources' TSDoc, not pages written by hand.
+      if (entry.name.startsWith(".") || entry.name === "public" || `${dir}/${entry.name}` === "docs/api")
+        continue;
       const path = `${dir}/${entry.name}`;
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith(".md")) pages.push(path);
@@ -72,12 +74,14 @@ export function prelude(code: string): string {
 }
 
 /**
- * Writes every ```ts block of README.md and src/harness/README.md into `app`/blocks, each with the placeholders it
- * uses declared, type-checks them with `node` under `tsc --strict`, and returns the errors, each named by the README
- * line it is on (`README.md:25 +3`). `app` has idemkey and the blocks' imports installed.
+ * Writes every ```ts block of README.md, src/harness/README.md and docs/ into `app`/`folder`, each with the
+ * placeholders it uses declared, type-checks them with `node` under `tsc --strict` (tsconfig.blocks.json, so that the
+ * project's own tsconfig.json stays the user's), and returns the errors, each named by the README line it is on
+ * (`README.md:25 +3`), and any other error of the compiler (none found to compile is one). `app` has idemkey and the
+ * blocks' imports installed.
  */
-export function readmeDiagnostics(app: string, node = process.execPath): string[] {
-  mkdirSync(join(app, "blocks"));
+export function readmeDiagnostics(app: string, node = process.execPath, folder = "blocks"): string[] {
+  mkdirSync(join(app, folder));
   const origin = new Map<string, string>();
   let count = 0;
   for (const source of ["README.md", "src/harness/README.md", ...docsPages()]) {
@@ -85,12 +89,12 @@ export function readmeDiagnostics(app: string, node = process.execPath): string[
       const file = `block-${++count}.ts`;
       origin.set(file, `${source}:${block.line}`);
       // The prelude goes last so that the block's own line numbers stay as they are in the README.
-      writeFileSync(join(app, "blocks", file), `${block.code}\n${prelude(block.code)}\nexport {};\n`);
+      writeFileSync(join(app, folder, file), `${block.code}\n${prelude(block.code)}\nexport {};\n`);
     }
   }
   expect(count).toBeGreaterThanOrEqual(12);
   writeFileSync(
-    join(app, "tsconfig.json"),
+    join(app, "tsconfig.blocks.json"),
     JSON.stringify({
       compilerOptions: {
         strict: true,
@@ -102,13 +106,16 @@ export function readmeDiagnostics(app: string, node = process.execPath): string[
         types: ["node"],
         skipLibCheck: true,
       },
-      include: ["blocks"],
+      include: [folder],
     }),
   );
-  return typecheck(app, node)
+  const prefix = `${folder}/`;
+  return typecheck(app, node, "tsconfig.blocks.json")
     .split("\n")
-    .filter((l) => /^blocks\//.test(l))
+    .filter((l) => l.startsWith(prefix) || /^error TS/.test(l))
     .map((l) =>
-      l.replace(/^blocks\/(block-\d+\.ts)\((\d+)/, (_, f: string, n: string) => `${origin.get(f)} +${n}`),
+      l
+        .slice(prefix.length)
+        .replace(/^(block-\d+\.ts)\((\d+)/, (_, f: string, n: string) => `${origin.get(f)} +${n}`),
     );
 }

@@ -21,7 +21,7 @@ export function packPackage(dir: string): string {
       stdio: "pipe",
     },
   );
-  for (const entry of ["package.json", "README.md", "LICENSE", "test-vectors"]) {
+  for (const entry of ["package.json", "README.md", "CHANGELOG.md", "LICENSE", "test-vectors"]) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
   // --ignore-scripts: the prepack script builds into dist/ of a checkout; this stage is built already.
@@ -62,10 +62,13 @@ export function project(dir: string, tarball: string, links: "all" | "none" | { 
   return dir;
 }
 
-/** Runs the checkout's TypeScript on a project, with `node`; returns its diagnostics, one per line ("" when it compiles). */
-export function typecheck(dir: string, node = process.execPath): string {
+/**
+ * Runs the checkout's TypeScript on a project's `config` (tsconfig.json), with `node`; returns its diagnostics, one
+ * per line ("" when it compiles).
+ */
+export function typecheck(dir: string, node = process.execPath, config = "tsconfig.json"): string {
   try {
-    execFileSync(node, [tsc, "-p", join(dir, "tsconfig.json")], { cwd: dir, encoding: "utf8" });
+    execFileSync(node, [tsc, "-p", join(dir, config)], { cwd: dir, encoding: "utf8" });
     return "";
   } catch (error) {
     return String((error as { stdout?: string }).stdout ?? error);
