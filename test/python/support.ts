@@ -1,0 +1,31 @@
+import { execFileSync } from "node:child_process";
+
+/** Debian's Python, never a pyenv shim: the package targets the python3 CI installs with apt-get. */
+export const PYTHON = "/usr/bin/python3";
+
+let checked: boolean | undefined;
+
+/** Whether /usr/bin/python3 runs and imports pytest (python3-pytest). */
+export function pythonReady(): boolean {
+  if (checked === undefined) {
+    try {
+      execFileSync(PYTHON, ["-c", "import pytest"], { stdio: "ignore" });
+      checked = true;
+    } catch {
+      checked = false;
+    }
+  }
+  return checked;
+}
+
+/**
+ * Fails the test when Python is missing: the cross-language tests are never skipped silently. Outside CI they are
+ * skipped by the caller (`describe.skipIf`) with a loud line on stderr instead; see pytest.test.ts.
+ */
+export function requirePython(): void {
+  if (!pythonReady()) {
+    throw new Error(
+      `${PYTHON} with pytest is missing: apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis`,
+    );
+  }
+}
