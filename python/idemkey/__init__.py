@@ -13,9 +13,23 @@ from .errors import (
     ToolCallError,
     WaitTimeoutError,
 )
+from .harness import CallOutcome, Harness, Tool, ToolContext, create_harness, define_tool
 from .key import canonical_call, idempotency_key, key_hash
+from .ledger import LedgerEntry
+from .sqlite import sqlite_store
+from .store import MemoryStore, memory_store
 
 __all__ = [
+    "CallOutcome",
+    "Harness",
+    "LedgerEntry",
+    "MemoryStore",
+    "Tool",
+    "ToolContext",
+    "create_harness",
+    "define_tool",
+    "memory_store",
+    "sqlite_store",
     "ApprovalDeniedError",
     "CanonicalizationError",
     "IdemkeyError",

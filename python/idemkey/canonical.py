@@ -63,6 +63,17 @@ def canonicalize_at(value: Any, root: str, max_depth: int) -> str:
     return "".join(out)
 
 
+def stringify(value: Any) -> str:
+    """ECMAScript's JSON.stringify of plain JSON data: members in insertion order, numbers and strings as ECMAScript
+    writes them. What the ledger's records hold besides the canonical arguments (docs/ledger-format.md)."""
+    out: list[str] = []
+    try:
+        _write(value, out, 0, DEFAULT_MAX_DEPTH, ([], []), sort=False)
+    except _Fault as fault:
+        raise CanonicalizationError(format_path("$", list(reversed(fault.segments))), fault.reason) from None
+    return "".join(out)
+
+
 def format_path(root: str, segments: list[str | int]) -> str:
     path = root
     for segment in segments:
@@ -80,7 +91,9 @@ def js_stringify(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
-def _write(value: Any, out: list[str], depth: int, max_depth: int, ancestors: tuple[list[int], list[str | int]]) -> None:
+def _write(
+    value: Any, out: list[str], depth: int, max_depth: int, ancestors: tuple[list[int], list[str | int]], sort: bool = True
+) -> None:
     # bool before int: True is an int in Python.
     if value is None:
         out.append("null")
@@ -102,7 +115,7 @@ def _write(value: Any, out: list[str], depth: int, max_depth: int, ancestors: tu
                 out.append(",")
             ancestors[1].append(index)
             try:
-                _write(element, out, depth + 1, max_depth, ancestors)
+                _write(element, out, depth + 1, max_depth, ancestors, sort)
             except _Fault as fault:
                 fault.segments.append(index)
                 raise
@@ -116,7 +129,7 @@ def _write(value: Any, out: list[str], depth: int, max_depth: int, ancestors: tu
             if not isinstance(name, str):
                 fault = _Fault(f"a member name must be a string, got {type(name).__name__} {name!r}")
                 raise fault
-        names = sorted(value, key=_utf16)
+        names = sorted(value, key=_utf16) if sort else list(value)
         out.append("{")
         for index, name in enumerate(names):
             if index:
@@ -125,7 +138,7 @@ def _write(value: Any, out: list[str], depth: int, max_depth: int, ancestors: tu
             try:
                 out.append(quote(name, LONE_IN_NAME))
                 out.append(":")
-                _write(value[name], out, depth + 1, max_depth, ancestors)
+                _write(value[name], out, depth + 1, max_depth, ancestors, sort)
             except _Fault as fault:
                 fault.segments.append(name)
                 raise
