@@ -1,0 +1,291 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createHarness } from "../../src/harness/index.js";
+import { listRecords } from "../../src/inspector/list.js";
+import { idempotencyKey } from "../../src/key/index.js";
+import { sqliteStore } from "../../src/sqlite/index.js";
+import type { Store } from "../../src/store/types.js";
+import { tsChildArgs } from "../support/ts-child.js";
+import { PYTHON, requirePython } from "./support.js";
+
+// A TypeScript and a Python harness on one ledger, counted at a fake owner: a file each tool appends its start and
+// its effect to (python/tests/worker.py and fixtures/worker.ts, the same tools in each language).
+
+const ARGS = { service: "api", version: 3 };
+const dir = mkdtempSync(join(tmpdir(), "idemkey-xlang-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Lang = "python" | "ts";
+type Call = { task: string; effect: "keyed" | "idempotent" | "unguarded" };
+type Config = {
+  store: string;
+  owner: string;
+  calls: Call[];
+  leaseMs?: number;
+  hang?: boolean;
+  ready?: boolean;
+  toolMs?: number;
+};
+type Result = {
+  task: string;
+  value?: { by: Lang; pid: number; attempt: number };
+  replayed?: boolean;
+  error?: string;
+};
+type Line = {
+  event: "start" | "effect";
+  key: string;
+  lang: Lang;
+  pid: number;
+  attempt?: number;
+  effect: string;
+};
+
+interface Running {
+  child: ChildProcess;
+  /** With `config.ready`: resolves once the worker is set up and waits for `go`. */
+  ready: Promise<void>;
+  go(): void;
+  done: Promise<Result[] | undefined>;
+}
+
+function start(lang: Lang, config: Config): Running {
+  const [command, args] =
+    lang === "python"
+      ? [PYTHON, ["python/tests/worker.py", JSON.stringify(config)]]
+      : [
+          process.execPath,
+          [...tsChildArgs(new URL("./fixtures/worker.ts", import.meta.url)), JSON.stringify(config)],
+        ];
+  const child = spawn(command, args, {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
+  });
+  let out = "";
+  let err = "";
+  let said: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    said = resolve;
+  });
+  child.stdout!.on("data", (chunk) => {
+    out += chunk;
+    if (out.startsWith("ready\n")) said();
+  });
+  child.stderr!.on("data", (chunk) => {
+    err += chunk;
+  });
+  const done = new Promise<Result[] | undefined>((resolve, reject) => {
+    child.on("close", (code, signal) => {
+      if (signal === "SIGKILL") resolve(undefined);
+      else if (code !== 0) reject(new Error(`${lang} worker exited with ${code}: ${err.slice(-3000)}`));
+      else resolve((JSON.parse(out.trim().split("\n").pop()!) as { results: Result[] }).results);
+    });
+  });
+  done.catch(() => {});
+  if (!config.ready) child.stdin!.end();
+  return { child, ready, go: () => child.stdin!.end("go\n"), done };
+}
+
+/** Starts the workers together, once each is set up, and resolves with them started. */
+async function together(workers: Running[]): Promise<Running[]> {
+  await Promise.race([
+    Promise.all(workers.map((w) => w.ready)),
+    ...workers.map((w) => w.done.then(() => {})),
+  ]);
+  for (const w of workers) w.go();
+  return workers;
+}
+
+const run = async (lang: Lang, config: Config) => (await start(lang, config).done)!;
+
+function owner(path: string): Line[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Line);
+}
+
+/** Resolves once the owner file holds a line `match` accepts: the event a test waits for, read as it happens. */
+async function until(path: string, match: (line: Line) => boolean): Promise<void> {
+  for (let i = 0; i < 6000; i++) {
+    if (owner(path).some(match)) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no matching line in ${path}`);
+}
+
+/** Deterministic pseudo-random numbers, so that a failing schedule of kills can be run again. */
+function seeded(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const shuffle = <T>(items: T[], random: () => number) =>
+  items
+    .map((item) => ({ item, r: random() }))
+    .sort((a, b) => a.r - b.r)
+    .map((x) => x.item);
+
+interface Backend {
+  name: string;
+  /** A store spec for the workers, fresh for each test (a new file, table or prefix). */
+  spec(test: string): string;
+  /** The same store, opened in this process. */
+  open(spec: string): Promise<Store>;
+}
+
+const BACKENDS: Backend[] = [
+  {
+    name: "one SQLite file",
+    spec: (test) => `sqlite:${join(dir, `${test}.db`)}`,
+    open: async (spec) => sqliteStore(spec.slice("sqlite:".length)),
+  },
+];
+
+for (const backend of BACKENDS) {
+  describe(`TypeScript and Python workers on ${backend.name}`, () => {
+    it("race on the same keys under a SIGKILL loop: each key's effect reaches the owner under one key, an unguarded one never twice", async () => {
+      requirePython();
+      const spec = backend.spec("race");
+      const ownerFile = join(dir, `${backend.name}-race.jsonl`.replace(/ /g, "-"));
+      const random = seeded(47);
+      const calls: Call[] = Array.from({ length: 36 }, (_, i) => ({
+        task: `race-${i}`,
+        effect: i % 3 === 0 ? "keyed" : i % 3 === 1 ? "unguarded" : "idempotent",
+      }));
+      // Rounds of one worker per language, each killed with SIGKILL at a pseudo-random moment, then both to the end.
+      for (let round = 0; round < 10; round++) {
+        const workers = await together(
+          (["python", "ts"] as const).map((lang) =>
+            start(lang, {
+              store: spec,
+              owner: ownerFile,
+              calls: shuffle(calls, random),
+              leaseMs: 400,
+              ready: true,
+              toolMs: 150,
+            }),
+          ),
+        );
+        const delays = workers.map(() => 100 + random() * 500);
+        workers.forEach((w, i) => {
+          setTimeout(() => w.child.kill("SIGKILL"), delays[i]);
+        });
+        await Promise.all(workers.map((w) => w.done));
+      }
+      const last = await together(
+        (["python", "ts"] as const).map((lang) =>
+          start(lang, { store: spec, owner: ownerFile, calls, leaseMs: 400, ready: true }),
+        ),
+      );
+      const [python, ts] = (await Promise.all(last.map((w) => w.done))) as Result[][];
+      expect(python).toHaveLength(calls.length);
+      expect(ts).toHaveLength(calls.length);
+      const lines = owner(ownerFile);
+      const keys = calls.map((call) => idempotencyKey(call.task, `deploy-${call.effect}`, ARGS));
+      // Every attempt in either language carried its call's one key: the owner, deduping on it, applies it once.
+      expect(lines.filter((l) => !keys.includes(l.key))).toEqual([]);
+      // The loop did cut calls mid-tool (a start with no effect from that process), and both languages ran tools.
+      const cut = lines.filter(
+        (s) =>
+          s.event === "start" &&
+          !lines.some((e) => e.event === "effect" && e.pid === s.pid && e.key === s.key),
+      );
+      expect(cut.length).toBeGreaterThan(5);
+      expect(new Set(lines.filter((l) => l.event === "effect").map((l) => l.lang))).toEqual(
+        new Set(["python", "ts"]),
+      );
+      for (const [i, call] of calls.entries()) {
+        const key = keys[i]!;
+        const effects = lines.filter((l) => l.key === key && l.event === "effect");
+        const starts = lines.filter((l) => l.key === key && l.event === "start");
+        const p = python[i]!;
+        const t = ts[i]!;
+        if (call.effect === "unguarded") {
+          // Never sent to the owner twice: a started attempt may have taken effect, whoever was killed after it.
+          expect({ task: call.task, starts: starts.length <= 1 }).toEqual({ task: call.task, starts: true });
+          // Both languages agree: the same recorded result, or the same unknown outcome.
+          expect(p.error ?? p.value).toEqual(t.error ?? t.value);
+          if (p.error === undefined) expect(effects).toHaveLength(1);
+        } else {
+          expect(p.value).toEqual(t.value);
+          expect(effects.length).toBeGreaterThanOrEqual(1);
+          // The recorded result is one of the effects the owner saw.
+          expect(effects.some((e) => e.pid === p.value!.pid)).toBe(true);
+        }
+      }
+      const store = await backend.open(spec);
+      try {
+        const entries = await createHarness({ store }).list({ limit: 1000 });
+        expect(entries).toHaveLength(calls.length);
+      } finally {
+        await store.close();
+      }
+    }, 240_000);
+
+    for (const [first, second] of [
+      ["python", "ts"],
+      ["ts", "python"],
+    ] as const) {
+      it(`a call started in ${first === "ts" ? "TypeScript" : "Python"} and completed in ${second === "ts" ? "TypeScript" : "Python"} replays in both`, async () => {
+        requirePython();
+        const spec = backend.spec(`handoff-${first}`);
+        const ownerFile = join(dir, `${backend.name}-handoff-${first}.jsonl`.replace(/ /g, "-"));
+        const calls: Call[] = [{ task: `handoff-${first}`, effect: "keyed" }];
+        const hung = start(first, { store: spec, owner: ownerFile, calls, leaseMs: 300, hang: true });
+        await until(ownerFile, (l) => l.event === "start" && l.lang === first);
+        hung.child.kill("SIGKILL");
+        await hung.done;
+        const [taken] = await run(second, { store: spec, owner: ownerFile, calls, leaseMs: 300 });
+        expect(taken).toMatchObject({ replayed: false, value: { by: second, attempt: 2 } });
+        const [again] = await run(first, { store: spec, owner: ownerFile, calls, leaseMs: 300 });
+        const [third] = await run(second, { store: spec, owner: ownerFile, calls, leaseMs: 300 });
+        expect(again).toEqual({ ...taken, replayed: true });
+        expect(third).toEqual({ ...taken, replayed: true });
+        const key = idempotencyKey(calls[0]!.task, "deploy-keyed", ARGS);
+        expect(owner(ownerFile).map((l) => [l.event, l.lang, l.key, l.attempt])).toEqual([
+          ["start", first, key, 1],
+          ["start", second, key, 2],
+          ["effect", second, key, undefined],
+        ]);
+      }, 120_000);
+    }
+
+    it("the TypeScript inspector and harness list and read Python's records", async () => {
+      requirePython();
+      const spec = backend.spec("inspect");
+      const ownerFile = join(dir, `${backend.name}-inspect.jsonl`.replace(/ /g, "-"));
+      const calls: Call[] = [
+        { task: "inspect-1", effect: "keyed" },
+        { task: "inspect-2", effect: "unguarded" },
+      ];
+      await run("python", { store: spec, owner: ownerFile, calls });
+      const store = await backend.open(spec);
+      try {
+        const { records } = await listRecords(store);
+        const listed = records.filter((r) => r.kind === "call") as unknown as {
+          key: string;
+          tool: string;
+          state: string;
+        }[];
+        expect(listed.map((r) => [r.tool, r.state]).sort()).toEqual([
+          ["deploy-keyed", "completed"],
+          ["deploy-unguarded", "completed"],
+        ]);
+        const harness = createHarness({ store });
+        const entry = await harness.get(idempotencyKey("inspect-2", "deploy-unguarded", ARGS));
+        expect(entry).toMatchObject({ taskId: "inspect-2", effect: "unguarded", args: ARGS, attempts: 1 });
+        expect(entry?.result).toMatchObject({ by: "python", attempt: 1 });
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+  });
+}
