@@ -27,8 +27,15 @@ def factories(tmp_path_factory: Any) -> dict[str, Callable[..., Any]]:
 
         def postgres(clock: Any = None) -> Any:
             table = f"idemkey_py_{uuid.uuid4().hex[:12]}"
-            return postgres_store(PG_URL, table=table, drop_on_close=True,
-                                  **({} if clock is None else {"clock": clock}))
+            store = postgres_store(PG_URL, table=table, **({} if clock is None else {"clock": clock}))
+            close = store.close
+
+            def dropped() -> None:
+                store.drop()
+                close()
+
+            store.close = dropped  # type: ignore[method-assign]
+            return store
 
         found["postgres"] = postgres
     except ImportError:
@@ -38,8 +45,15 @@ def factories(tmp_path_factory: Any) -> dict[str, Callable[..., Any]]:
 
         def redis(clock: Any = None) -> Any:
             prefix = f"idemkey-py-{uuid.uuid4().hex[:12]}:"
-            return redis_store(REDIS_URL, prefix=prefix, delete_on_close=True,
-                               **({} if clock is None else {"clock": clock}))
+            store = redis_store(REDIS_URL, prefix=prefix, **({} if clock is None else {"clock": clock}))
+            close = store.close
+
+            def deleted() -> None:
+                store.delete_prefix()
+                close()
+
+            store.close = deleted  # type: ignore[method-assign]
+            return store
 
         found["redis"] = redis
     except ImportError:

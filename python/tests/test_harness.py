@@ -1,5 +1,5 @@
 """The harness, mirroring test/harness (effects, takeover, waiting, leases, resolve, retention and purge), counted
-at a fake owner (a list the tools append to), never through the ledger's own report. Each runs on memory and SQLite."""
+at a fake owner (a list the tools append to), never through the ledger's own report. Each runs on every store."""
 
 from __future__ import annotations
 
@@ -35,9 +35,12 @@ class Clock:
         return int(time.time() * 1000) + self.offset
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "postgres", "redis"])
 def store(request: Any, tmp_path_factory: Any) -> Any:
-    made = factories(tmp_path_factory)[request.param]()
+    found = factories(tmp_path_factory)
+    if request.param not in found:
+        pytest.fail(f"the {request.param} store's module is missing")
+    made = found[request.param]()
     yield made
     made.close()
 

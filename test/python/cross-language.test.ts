@@ -2,12 +2,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHarness } from "../../src/harness/index.js";
 import { listRecords } from "../../src/inspector/list.js";
 import { idempotencyKey } from "../../src/key/index.js";
+import { postgresStore } from "../../src/postgres/index.js";
+import { redisStore } from "../../src/redis/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
 import type { Store } from "../../src/store/types.js";
+import { PG_URL, postgresService, REDIS_URL, redisService } from "../support/services.js";
 import { tsChildArgs } from "../support/ts-child.js";
 import { PYTHON, requirePython } from "./support.js";
 
@@ -141,16 +146,81 @@ interface Backend {
   open(spec: string): Promise<Store>;
 }
 
-const BACKENDS: Backend[] = [
+// Shared servers: a table and a prefix of this run's own, dropped and deleted afterwards (never a flush).
+const run_id = `${process.pid}_${Date.now().toString(36)}`;
+const pgService = await postgresService();
+const redisServiceFound = await redisService();
+const tables: string[] = [];
+const prefixes: string[] = [];
+
+afterAll(async () => {
+  if (tables.length > 0) {
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    for (const table of tables) {
+      await client.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+      await client.query(`DELETE FROM "public"."idemkey_meta" WHERE name = $1`, [table]);
+    }
+    await client.end();
+  }
+  if (prefixes.length > 0) {
+    const client = new Redis(REDIS_URL);
+    for (const prefix of prefixes) {
+      const keys = await client.keys(`${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`);
+      if (keys.length > 0) await client.del(...keys);
+    }
+    await client.quit();
+  }
+});
+
+const BACKENDS: (Backend & { skip?: string })[] = [
   {
     name: "one SQLite file",
     spec: (test) => `sqlite:${join(dir, `${test}.db`)}`,
     open: async (spec) => sqliteStore(spec.slice("sqlite:".length)),
   },
+  {
+    name: "one PostgreSQL table",
+    skip: pgService.skip,
+    spec: (test) => {
+      const table = `idemkey_x_${run_id}_${test.replace(/[^a-z0-9]/gi, "_")}`.toLowerCase();
+      tables.push(table);
+      return `postgres:${PG_URL}|${table}`;
+    },
+    open: async (spec) => {
+      const bar = spec.lastIndexOf("|");
+      const pool = new pg.Pool({ connectionString: spec.slice("postgres:".length, bar), max: 2 });
+      const store = postgresStore(pool, { table: spec.slice(bar + 1) });
+      const close = async () => {
+        await store.close();
+        await pool.end();
+      };
+      return { ...store, close };
+    },
+  },
+  {
+    name: "one Redis prefix",
+    skip: redisServiceFound.skip,
+    spec: (test) => {
+      const prefix = `{idemkey-x-${run_id}-${test}}:`;
+      prefixes.push(prefix);
+      return `redis:${REDIS_URL}|${prefix}`;
+    },
+    open: async (spec) => {
+      const bar = spec.lastIndexOf("|");
+      const client = new Redis(spec.slice("redis:".length, bar));
+      const store = redisStore(client, { prefix: spec.slice(bar + 1) });
+      const close = async () => {
+        await store.close();
+        await client.quit();
+      };
+      return { ...store, close };
+    },
+  },
 ];
 
 for (const backend of BACKENDS) {
-  describe(`TypeScript and Python workers on ${backend.name}`, () => {
+  describe.skipIf(backend.skip !== undefined)(`TypeScript and Python workers on ${backend.name}`, () => {
     it("race on the same keys under a SIGKILL loop: each key's effect reaches the owner under one key, an unguarded one never twice", async () => {
       requirePython();
       const spec = backend.spec("race");
