@@ -255,7 +255,7 @@ for (const backend of BACKENDS) {
           start(lang, { store: spec, owner: ownerFile, calls, leaseMs: 400, ready: true }),
         ),
       );
-      const [python, ts] = (await Promise.all(last.map((w) => w.done))) as Result[][];
+      const [python = [], ts = []] = (await Promise.all(last.map((w) => w.done))) as Result[][];
       expect(python).toHaveLength(calls.length);
       expect(ts).toHaveLength(calls.length);
       const lines = owner(ownerFile);
