@@ -10,7 +10,7 @@ import { PYTHON, pythonReady } from "./support.js";
 const ready = pythonReady();
 if (!ready && process.env.CI !== "true") {
   console.warn(
-    `== SKIPPED test/python/pytest.test.ts: ${PYTHON} with pytest is missing (apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis)`,
+    `== SKIPPED test/python/pytest.test.ts: ${PYTHON} with pytest is missing (apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis python3-httpx)`,
   );
 }
 const REPORT = ".tmp/pytest.xml";

@@ -25,7 +25,7 @@ export function pythonReady(): boolean {
 export function requirePython(): void {
   if (!pythonReady()) {
     throw new Error(
-      `${PYTHON} with pytest is missing: apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis`,
+      `${PYTHON} with pytest is missing: apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis python3-httpx`,
     );
   }
 }
