@@ -318,3 +318,23 @@ def test_define_tool_and_options_are_checked() -> None:
         create_harness(lease_ms=0)
     with pytest.raises(TypeError, match="ledger_version"):
         create_harness(ledger_version=3)
+
+
+def test_asyncio_renews_the_lease_while_a_long_tool_runs(store: Any) -> None:
+    key_holder: list[str] = []
+
+    async def run(args: Any, ctx: Any) -> Any:
+        key_holder.append(ctx.idempotency_key)
+        seen = []
+        for _ in range(5):
+            await asyncio.sleep(0.1)
+            # Past the 150 ms lease several times over, a rival's claim still finds the record held.
+            claim = await asyncio.to_thread(
+                store.claim, PREFIX + ctx.idempotency_key, ClaimInput(ctx.idempotency_key, "thief", 150, 10_000)
+            )
+            seen.append(claim.status)
+        return seen
+
+    tool = define_tool("slow", "keyed", run)
+    harness = create_harness(store=store, lease_ms=150, **FAST)
+    assert asyncio.run(harness.acall("t", tool, {})) == ["exists"] * 5

@@ -6,8 +6,10 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHarness } from "../../src/harness/index.js";
+import { encodeData, newCall } from "../../src/harness/ledger.js";
 import { listRecords } from "../../src/inspector/list.js";
-import { idempotencyKey } from "../../src/key/index.js";
+import { keyHash } from "../../src/key/idempotency-key.js";
+import { canonicalize, idempotencyKey } from "../../src/key/index.js";
 import { postgresStore } from "../../src/postgres/index.js";
 import { redisStore } from "../../src/redis/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
@@ -353,6 +355,18 @@ for (const backend of BACKENDS) {
         const entry = await harness.get(idempotencyKey("inspect-2", "deploy-unguarded", ARGS));
         expect(entry).toMatchObject({ taskId: "inspect-2", effect: "unguarded", args: ARGS, attempts: 1 });
         expect(entry?.result).toMatchObject({ by: "python", attempt: 1 });
+        // Python wrote, byte for byte, the data the TypeScript harness writes for the same call (format 1).
+        const raw = await store.get(`call:${idempotencyKey("inspect-1", "deploy-keyed", ARGS)}`);
+        const argsText = canonicalize(ARGS);
+        const data = newCall({
+          taskId: "inspect-1",
+          tool: "deploy-keyed",
+          effect: "keyed",
+          step: undefined,
+          argsHash: keyHash(argsText, undefined),
+          args: argsText,
+        });
+        expect(raw?.data).toBe(encodeData(data, 1));
       } finally {
         await store.close();
       }
