@@ -3,10 +3,11 @@ shared store, the fake owner being a file each effect is appended to. The TypeSc
 test/python/fixtures/worker.ts; both take the same JSON config as their one argument:
 
     {"store": "sqlite:<path>" | "postgres:<url>|<table>" | "redis:<url>|<prefix>", "owner": "<file>",
-     "calls": [{"task": "...", "effect": "keyed" | "unguarded" | ...}], "leaseMs": 300, "hang": false, "ready": false}
+     "calls": [{"task": "...", "effect": "keyed" | "unguarded" | ...}], "leaseMs": 300, "hang": false, "hangAt": 0, "ready": false, "toolMs": 20}
 
 Prints one JSON line at the end: each call's value or error (class and reason). With "hang", the tool writes its
-start to the owner file and blocks, so that the test can kill the worker mid-call.
+start to the owner file and blocks, so that the test can kill the worker mid-call; with "hangAt": n, only the n-th
+tool run of the process does. "toolMs" is the longest pause between a tool's start and its effect.
 """
 
 from __future__ import annotations
@@ -58,13 +59,15 @@ def main() -> None:
         store=store, lease_ms=config.get("leaseMs", 30_000), min_delay_ms=1, max_delay_ms=5,
         wait_min_delay_ms=5, wait_max_delay_ms=50, wait_timeout_ms=60_000,
     )
-    owner, hang = config["owner"], config.get("hang", False)
+    owner, hang, hang_at = config["owner"], config.get("hang", False), config.get("hangAt", 0)
+    runs = [0]
 
     def tool_for(effect: str) -> Any:
         def run(args: Any, ctx: Any) -> Any:
             append(owner, {"event": "start", "key": ctx.idempotency_key, "lang": "python", "pid": os.getpid(),
                            "attempt": ctx.attempt, "effect": effect})
-            if hang:
+            runs[0] += 1
+            if hang or runs[0] == hang_at:
                 time.sleep(3600)
             time.sleep(random.random() * config.get("toolMs", 20) / 1000)
             append(owner, {"event": "effect", "key": ctx.idempotency_key, "lang": "python", "pid": os.getpid(),

@@ -33,6 +33,7 @@ type Config = {
   calls: Call[];
   leaseMs?: number;
   hang?: boolean;
+  hangAt?: number;
   ready?: boolean;
   toolMs?: number;
 };
@@ -228,14 +229,21 @@ for (const backend of BACKENDS) {
       const spec = backend.spec("race");
       const ownerFile = join(dir, `${backend.name}-race.jsonl`.replace(/ /g, "-"));
       const random = seeded(47);
-      const calls: Call[] = Array.from({ length: 36 }, (_, i) => ({
+      const calls: Call[] = Array.from({ length: 64 }, (_, i) => ({
         task: `race-${i}`,
         effect: i % 3 === 0 ? "keyed" : i % 3 === 1 ? "unguarded" : "idempotent",
       }));
-      // Rounds of one worker per language, each killed with SIGKILL at a pseudo-random moment, then both to the end.
-      for (let round = 0; round < 10; round++) {
+      // Rounds of one worker per language, both SIGKILLed: one (each language in turn) inside its second tool run,
+      // after the tool started (it hangs there), the other at a pseudo-random moment (or inside its fourth
+      // run, where it hangs, if that comes first). At most 6 runs a round: the 8 rounds never run out of calls, so
+      // every round cuts one call mid-tool, whatever the machine's speed. Then both run to the end.
+      const rounds = 8;
+      for (let round = 0; round < rounds; round++) {
+        const cutter = round % 2;
+        // Its first run completes (an effect in each language, every other round), its second hangs.
+        const hangAt = 2;
         const workers = await together(
-          (["python", "ts"] as const).map((lang) =>
+          (["python", "ts"] as const).map((lang, i) =>
             start(lang, {
               store: spec,
               owner: ownerFile,
@@ -243,13 +251,19 @@ for (const backend of BACKENDS) {
               leaseMs: 400,
               ready: true,
               toolMs: 150,
+              hangAt: i === cutter ? hangAt : 4,
             }),
           ),
         );
-        const delays = workers.map(() => 100 + random() * 500);
-        workers.forEach((w, i) => {
-          setTimeout(() => w.child.kill("SIGKILL"), delays[i]);
-        });
+        const other = workers[1 - cutter]!;
+        setTimeout(() => other.child.kill("SIGKILL"), 100 + random() * 500);
+        const cut = workers[cutter]!;
+        const pid = cut.child.pid;
+        await until(
+          ownerFile,
+          () => owner(ownerFile).filter((l) => l.event === "start" && l.pid === pid).length >= hangAt,
+        );
+        cut.child.kill("SIGKILL");
         await Promise.all(workers.map((w) => w.done));
       }
       const last = await together(
@@ -270,7 +284,7 @@ for (const backend of BACKENDS) {
           s.event === "start" &&
           !lines.some((e) => e.event === "effect" && e.pid === s.pid && e.key === s.key),
       );
-      expect(cut.length).toBeGreaterThan(5);
+      expect(cut.length).toBeGreaterThanOrEqual(rounds);
       expect(new Set(lines.filter((l) => l.event === "effect").map((l) => l.lang))).toEqual(
         new Set(["python", "ts"]),
       );
