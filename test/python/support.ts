@@ -29,3 +29,15 @@ export function requirePython(): void {
     );
   }
 }
+
+/**
+ * Whether a file that needs Python is skipped: never under CI=true (`requirePython` then fails it when Python is
+ * missing); elsewhere, without Python, yes, with one loud line naming the file.
+ */
+export function skipWithoutPython(file: string): boolean {
+  if (pythonReady() || process.env.CI === "true") return false;
+  console.warn(
+    `== SKIPPED ${file}: ${PYTHON} with pytest is missing (apt-get install python3-pytest python3-hypothesis python3-psycopg python3-redis python3-httpx)`,
+  );
+  return true;
+}
