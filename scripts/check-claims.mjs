@@ -216,7 +216,9 @@ function checkStatic(root, references) {
 function readReports(root, args) {
   return args.map((arg) => {
     const at = arg.indexOf("=");
-    const path = resolve(root, at > 0 ? arg.slice(at + 1) : arg);
+    // "label=report.json,pytest.xml" (.ci/run): the Vitest report is the first; pytest's tests are named through
+    // the Vitest test that runs them (test/python/pytest.test.ts).
+    const path = resolve(root, (at > 0 ? arg.slice(at + 1) : arg).split(",")[0]);
     let report;
     try {
       report = JSON.parse(readFileSync(path, "utf8"));

@@ -91,7 +91,8 @@ export default defineConfig({
           { text: "The claim protocol", link: "/claim-protocol" },
           { text: "The model check", link: "/protocol/model-check" },
           { text: "The integration contract", link: "/integration-contract" },
-          { text: "The ledger format", link: "/ledger-format" },
+          { text: "The ledger format (specification)", link: "/ledger-format" },
+          { text: "Python", link: "/python" },
         ],
       },
       {

@@ -84,4 +84,23 @@ describe("scripts/test-counts.mjs", () => {
         "Node 22: 1 passed, 2 failed\nNode 20: 2 passed, 0 failed\n3 passed, 2 failed\n",
     );
   });
+
+  it("adds pytest's counts from the JUnit XML given after a comma, and names its failures", () => {
+    const xml = join(dir, "pytest.xml");
+    writeFileSync(
+      xml,
+      '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" ' +
+        'skipped="2" tests="10" time="1.0"><testcase classname="tests.test_keys" name="test_a" time="0.1">' +
+        '<failure message="assert 1 == 2">x</failure></testcase></testsuite></testsuites>',
+    );
+    const out = spawnSync(
+      process.execPath,
+      [script, `Node 22=${report("22p.json", 5, 0, 0)},${xml}`, `Node 20=${report("20p.json", 5, 0, 0)}`],
+      { encoding: "utf8" },
+    );
+    expect(out.stdout).toBe(
+      "FAILED on Node 22: python/tests > tests.test_keys > test_a: assert 1 == 2\n" +
+        "Node 22: 11 passed, 2 failed, 2 skipped\nNode 20: 5 passed, 0 failed\n16 passed, 2 failed, 2 skipped\n",
+    );
+  });
 });
