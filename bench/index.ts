@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { cpus, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
+import { privateRedis, redisServerAvailable } from "../test/support/redis-server.js";
+import { handlerIterations } from "./middleware-handler.js";
 
 /**
  * `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine.
@@ -48,6 +50,18 @@ if (only !== undefined) {
   console.log(
     `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, load ${load()}`,
   );
+  // One handler iteration count for the whole run, measured here once and inherited by every section and server.
+  console.log(
+    `handler work: ${handlerIterations()} PBKDF2 iterations (~200 µs of CPU, fixed for every contender)`,
+  );
+  // A redis-server of the bench's own on a free port, unless one is named: the shared one's other clients would
+  // count in its INFO cpu and commandstats, which the Redis rows read as the store's own cost.
+  const redis =
+    process.env.IDEMKEY_REDIS_URL === undefined && redisServerAvailable() ? await privateRedis() : undefined;
+  if (redis !== undefined) {
+    process.env.IDEMKEY_REDIS_URL = redis.url;
+    console.log(`redis: a private redis-server at ${redis.url} (no persistence)`);
+  }
   let failed = false;
   for (const name of Object.keys(sections)) {
     if (wanted.length > 0 && !wanted.includes(name)) continue;
@@ -61,6 +75,7 @@ if (only !== undefined) {
       failed = true;
     }
   }
+  await redis?.stop();
   console.log(`\nload average at the end: ${load()}`);
   if (failed) process.exit(1);
 }

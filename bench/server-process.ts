@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
+import { handlerIterations, ITERATIONS_ENV } from "./middleware-handler.js";
 
 /** What a bench asks the server process it loads: how many times the handler ran so far, or to stop. */
 export type BenchMessage = { type: "runs" } | { type: "close" };
@@ -8,6 +9,14 @@ export type BenchMessage = { type: "runs" } | { type: "close" };
 export interface HandlerRuns {
   runs: number;
   replayRuns: number;
+  /** The server process's CPU so far (user + system, µs, `process.cpuUsage()`), read as it answers. */
+  cpuUs: number;
+}
+
+/** This process's CPU so far, user + system, in µs: what a server reports beside its runs. */
+export function cpuUs(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
 }
 /** What the server process tells its bench over IPC: its port, then the handler's counts each time it is asked. */
 export type ServerMessage<R extends HandlerRuns = HandlerRuns> =
@@ -26,16 +35,20 @@ export interface ServerProcess<R extends HandlerRuns> {
  * Forks `script` (which answers with {@link ServerMessage}s) and waits for it to listen. The server gets a process
  * (and, on two cores, a core) of its own, so that autocannon's client work does not run on the event loop being
  * measured; fork() passes on tsx's loader flags through `execArgv`, process.execArgv unless told otherwise. `what`
- * names the server in errors; `quietMs` is how long `runs()` waits between asks for the count to stop moving.
+ * names the server in errors; `quietMs` is how long `runs()` waits between asks for the count to stop moving; `env`
+ * adds to the server's environment (a private Redis's URL). The handler's iteration count is the driver's.
  */
 export async function startServerProcess<R extends HandlerRuns>(
   what: string,
   script: string,
   args: readonly string[],
-  options: { quietMs: number; execArgv?: string[] },
+  options: { quietMs: number; execArgv?: string[]; env?: Record<string, string> },
 ): Promise<ServerProcess<R>> {
+  // Every server does the driver's one handler iteration count (see handlerIterations).
+  const iterations = String(handlerIterations());
   const child: ChildProcess = fork(script, args, {
     execArgv: options.execArgv ?? process.execArgv,
+    env: { ...process.env, ...options.env, [ITERATIONS_ENV]: iterations },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const next = () =>
