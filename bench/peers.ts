@@ -13,6 +13,8 @@ const CONCURRENCY = (process.env.IDEMKEY_BENCH_CONNS?.split(",").map(Number) ?? 
   1, 16, 64,
 ]) as readonly number[];
 const ONLY = process.env.IDEMKEY_BENCH_PEERS?.split(",");
+/** IDEMKEY_BENCH_KINDS=fresh (or replay) times one kind of keys only, so that a profile holds one path. */
+const KINDS = process.env.IDEMKEY_BENCH_KINDS?.split(",");
 /**
  * Every row gets ROUNDS slices of SLICE_S seconds after WARMUP requests, all rows taking turns, in the opposite order
  * on every other round (A B C, C B A, ...), so that load drifting over a round lands on every row alike.
@@ -148,7 +150,8 @@ export async function benchPeers(): Promise<void> {
     for (const connections of CONCURRENCY) {
       for (const name of names) {
         for (const kind of name === "bare" ? (["fresh"] as const) : (["fresh", "replay"] as const)) {
-          rows.push({ peer: name, kind, connections, rounds: [], latencies: [] });
+          if (KINDS === undefined || KINDS.includes(kind))
+            rows.push({ peer: name, kind, connections, rounds: [], latencies: [] });
         }
       }
     }
@@ -283,7 +286,8 @@ export async function benchPeers(): Promise<void> {
         .filter((n) => duplicates.get(n)?.most === 1);
       for (const connections of CONCURRENCY) {
         for (const kind of ["fresh", "replay"] as const) {
-          const mine = at(ours, kind, connections)!;
+          const mine = at(ours, kind, connections);
+          if (mine === undefined) continue;
           if (rivals.length === 0) {
             ratios.push([store, String(connections), kind, "no peer runs no duplicate", "", "", "", ""]);
             continue;
