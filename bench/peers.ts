@@ -44,11 +44,10 @@ async function startServer(name: string, redisUrl: string | undefined): Promise<
   // IDEMKEY_BENCH_PROFILE=<dir> writes each server's CPU profile under <dir>/<peer>/ when it exits: where a
   // contender's time per request goes (BENCHMARKS.md's reason for the peers' ratios came from one).
   const profile = process.env.IDEMKEY_BENCH_PROFILE;
-  const execArgv = profile
-    ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`]
-    : process.execArgv;
+  const execArgv = profile ? ["--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`] : [];
   const server = await startServerProcess<PeerRuns>(`peers server ${name}`, SERVER, [name, PREFIX], {
     execArgv,
+    compiled: true,
     quietMs: 50,
     ...(redisUrl === undefined ? {} : { env: { IDEMKEY_REDIS_URL: redisUrl } }),
   });

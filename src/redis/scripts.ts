@@ -13,8 +13,8 @@
  *
  * Keys: KEYS[1] the record, KEYS[2] the expiry index (ZSET, score = expiresAt or earlier: a score never lies after
  * the record's expiry, and purge moves an early one forward), KEYS[3] the key index (ZSET, all scores 0, for
- * lexicographic listing). The physical TTL is the logical one plus a margin (ARGV "margin"), set whenever expiresAt
- * changes.
+ * lexicographic listing). The physical TTL is at least the logical one plus a margin (ARGV "margin"): set when a
+ * record is made and whenever its expiresAt moves later; an earlier expiresAt leaves the longer TTL in place.
  */
 
 /** The record's fields, in the order every script returns them. */
@@ -168,9 +168,14 @@ else
     local newExpiry = string.format('%.0f', now + tonumber(ARGV[5]))
     set[#set + 1] = 'expiresAt'
     set[#set + 1] = newExpiry
-    redis.call('PEXPIRE', KEYS[1], ARGV[6])
-    -- A later expiry keeps the index score, a valid lower bound; an earlier one must lower it.
-    if tonumber(newExpiry) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], newExpiry, ARGV[1]) end
+    -- A later expiry keeps the index score, a valid lower bound, and moves the physical TTL out; an earlier one
+    -- (a completion, whose retention starts after the claim's lease) must lower the score, while the longer
+    -- physical TTL stays, still past the new expiry plus the margin (purge or Redis ends the record).
+    if tonumber(newExpiry) < tonumber(expiresAt) then
+      redis.call('ZADD', KEYS[2], newExpiry, ARGV[1])
+    else
+      redis.call('PEXPIRE', KEYS[1], ARGV[6])
+    end
   end
   for i = first, last do set[#set + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(set))
