@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
 import { DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
@@ -40,7 +41,41 @@ const SERVER = fileURLToPath(new URL("./peers-server.ts", import.meta.url));
 
 type PeerServer = ServerProcess<PeerRuns> & { url: string };
 
-async function startServer(name: string, redisUrl: string | undefined): Promise<PeerServer> {
+/**
+ * IDEMKEY_BENCH_BEFORE=<dir>: a copy of an earlier commit's src/ (`git archive <commit> src | tar -x -C <dir>`),
+ * bundled here into one module that the "idemkey before" contenders import, so that today's code and the earlier
+ * one run in the same rounds and their ratio is paired like any other (issue 44's before and after).
+ */
+async function bundleBefore(): Promise<string | undefined> {
+  const dir = process.env.IDEMKEY_BENCH_BEFORE;
+  if (dir === undefined) return undefined;
+  const outfile = join(dir, "idemkey-before.mjs");
+  await build({
+    stdin: {
+      contents: [
+        'export { idempotency } from "./src/express/index.ts";',
+        'export { redisStore } from "./src/redis/index.ts";',
+        'export { memoryStore } from "./src/store/memory.ts";',
+      ].join("\n"),
+      resolveDir: dir,
+      loader: "ts",
+    },
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+async function startServer(
+  name: string,
+  redisUrl: string | undefined,
+  before: string | undefined,
+): Promise<PeerServer> {
   // IDEMKEY_BENCH_PROFILE=<dir> writes each server's CPU profile under <dir>/<peer>/ when it exits: where a
   // contender's time per request goes (BENCHMARKS.md's reason for the peers' ratios came from one).
   const profile = process.env.IDEMKEY_BENCH_PROFILE;
@@ -49,7 +84,10 @@ async function startServer(name: string, redisUrl: string | undefined): Promise<
     execArgv,
     compiled: true,
     quietMs: 50,
-    ...(redisUrl === undefined ? {} : { env: { IDEMKEY_REDIS_URL: redisUrl } }),
+    env: {
+      ...(redisUrl === undefined ? {} : { IDEMKEY_REDIS_URL: redisUrl }),
+      ...(before === undefined ? {} : { IDEMKEY_BENCH_BEFORE_MODULE: before }),
+    },
   });
   return { ...server, url: `http://127.0.0.1:${server.port}${PEER_PATH}` };
 }
@@ -118,12 +156,15 @@ const quantile = (sorted: Float64Array, q: number) =>
  */
 export async function benchPeers(): Promise<void> {
   const redis = await connectRedis();
+  const before = await bundleBefore();
   const names = Object.keys(PEERS)
     .filter((name) => redis !== undefined || PEERS[name]!.store !== "Redis")
+    .filter((name) => before !== undefined || PEERS[name]!.library !== "idemkey before")
     .filter((name) => ONLY === undefined || ONLY.includes(name));
   const servers = new Map<string, PeerServer>();
   try {
-    for (const name of names) servers.set(name, await startServer(name, process.env.IDEMKEY_REDIS_URL));
+    for (const name of names)
+      servers.set(name, await startServer(name, process.env.IDEMKEY_REDIS_URL, before));
 
     // Replay keys completed one by one, each checked to have run the handler once.
     for (const [name, server] of servers) {
@@ -278,43 +319,45 @@ export async function benchPeers(): Promise<void> {
     // least CPU per request, and for req/s on Redis against each (0.95 of @node-idempotency/core, 1.0 of Powertools).
     const ratios: string[][] = [];
     for (const store of ["memory", "Redis"] as const) {
-      const ours = names.find((n) => PEERS[n]!.library === "idemkey" && PEERS[n]!.store === store);
-      if (ours === undefined) continue;
-      const rivals = names
-        .filter((n) => PEERS[n]!.store === store && PEERS[n]!.library !== "idemkey")
-        .filter((n) => duplicates.get(n)?.most === 1);
-      for (const connections of CONCURRENCY) {
-        for (const kind of ["fresh", "replay"] as const) {
-          const mine = at(ours, kind, connections);
-          if (mine === undefined) continue;
-          if (rivals.length === 0) {
-            ratios.push([store, String(connections), kind, "no peer runs no duplicate", "", "", "", ""]);
-            continue;
-          }
-          const best = rivals.reduce((a, b) =>
-            stats(at(b, kind, connections)!).cpu < stats(at(a, kind, connections)!).cpu ? b : a,
-          );
-          for (const rival of rivals) {
-            const theirs = at(rival, kind, connections)!;
-            const paired = (f: (r: Round) => number) =>
-              mine.rounds.map((r, i) => f(r) / f(theirs.rounds[i]!));
-            const cpu = paired(cpuOf);
-            const rps = paired(rpsOf);
-            const p99 = stats(mine).p99 / stats(theirs).p99;
-            const rpsTarget =
-              store === "Redis" && PEERS[rival]!.library === "@node-idempotency/core" ? 0.95 : 1.0;
-            const cpuMet = rival !== best || median(cpu) <= CPU_TARGET[store];
-            const met = cpuMet && median(rps) >= rpsTarget && p99 <= P99_TARGET;
-            ratios.push([
-              store,
-              String(connections),
-              kind,
-              `${PEERS[rival]!.library}${rival === best ? " (least CPU)" : ""}`,
-              spread(cpu, 2),
-              spread(rps, 2),
-              p99.toFixed(2),
-              met ? "met" : "NOT met",
-            ]);
+      for (const ours of names.filter(
+        (n) => PEERS[n]!.library.startsWith("idemkey") && PEERS[n]!.store === store,
+      )) {
+        const rivals = names
+          .filter((n) => PEERS[n]!.store === store && !PEERS[n]!.library.startsWith("idemkey"))
+          .filter((n) => duplicates.get(n)?.most === 1);
+        for (const connections of CONCURRENCY) {
+          for (const kind of ["fresh", "replay"] as const) {
+            const mine = at(ours, kind, connections);
+            if (mine === undefined) continue;
+            if (rivals.length === 0) {
+              ratios.push([store, String(connections), kind, "no peer runs no duplicate", "", "", "", ""]);
+              continue;
+            }
+            const best = rivals.reduce((a, b) =>
+              stats(at(b, kind, connections)!).cpu < stats(at(a, kind, connections)!).cpu ? b : a,
+            );
+            for (const rival of rivals) {
+              const theirs = at(rival, kind, connections)!;
+              const paired = (f: (r: Round) => number) =>
+                mine.rounds.map((r, i) => f(r) / f(theirs.rounds[i]!));
+              const cpu = paired(cpuOf);
+              const rps = paired(rpsOf);
+              const p99 = stats(mine).p99 / stats(theirs).p99;
+              const rpsTarget =
+                store === "Redis" && PEERS[rival]!.library === "@node-idempotency/core" ? 0.95 : 1.0;
+              const cpuMet = rival !== best || median(cpu) <= CPU_TARGET[store];
+              const met = cpuMet && median(rps) >= rpsTarget && p99 <= P99_TARGET;
+              ratios.push([
+                `${store}${PEERS[ours]!.library === "idemkey" ? "" : ` (${PEERS[ours]!.library})`}`,
+                String(connections),
+                kind,
+                `${PEERS[rival]!.library}${rival === best ? " (least CPU)" : ""}`,
+                spread(cpu, 2),
+                spread(rps, 2),
+                p99.toFixed(2),
+                met ? "met" : "NOT met",
+              ]);
+            }
           }
         }
       }
@@ -324,6 +367,36 @@ export async function benchPeers(): Promise<void> {
       ["store", "conns", "keys", "peer", "CPU/req ratio", "req/s ratio", "p99 ratio", "target"],
       ratios,
     );
+    if (before !== undefined) {
+      const changes: string[][] = [];
+      for (const store of ["memory", "Redis"] as const) {
+        const now = names.find((n) => PEERS[n]!.library === "idemkey" && PEERS[n]!.store === store);
+        const then = names.find((n) => PEERS[n]!.library === "idemkey before" && PEERS[n]!.store === store);
+        if (now === undefined || then === undefined) continue;
+        for (const connections of CONCURRENCY) {
+          for (const kind of ["fresh", "replay"] as const) {
+            const a = at(now, kind, connections);
+            const b = at(then, kind, connections);
+            if (a === undefined || b === undefined) continue;
+            const paired = (f: (r: Round) => number) => a.rounds.map((r, i) => f(r) / f(b.rounds[i]!));
+            const saved = a.rounds.map((r, i) => cpuOf(b.rounds[i]!) - cpuOf(r));
+            changes.push([
+              store,
+              String(connections),
+              kind,
+              spread(paired(cpuOf), 2),
+              spread(saved, 0),
+              spread(paired(rpsOf), 2),
+            ]);
+          }
+        }
+      }
+      printTable(
+        `idemkey now / idemkey before (${process.env.IDEMKEY_BENCH_BEFORE}), paired by round, median (min-max)`,
+        ["store", "conns", "keys", "CPU/req ratio", "CPU µs/req saved", "req/s ratio"],
+        changes,
+      );
+    }
   } finally {
     await Promise.all([...servers.values()].map((server) => server.close()));
     if (redis !== undefined) {
