@@ -1,6 +1,11 @@
 import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { privateRedis, redisServerAvailable } from "../test/support/redis-server.js";
+import { handlerIterations } from "./middleware-handler.js";
 
 /**
  * `npm run bench [section...]`: every section by default; figures go to BENCHMARKS.md by hand, with the machine.
@@ -30,6 +35,38 @@ const sections: Record<string, () => Promise<void>> = {
   runtimes: async () => (await import("./runtimes.js")).benchRuntimes(),
 };
 
+/**
+ * Sections that time idemkey's code in their own process, run as plain JavaScript (bundled by esbuild, packages left
+ * to node_modules) like the built package users run: under tsx every closure idemkey makes goes through esbuild's
+ * `__name` helper, a cost the JavaScript peers (Powertools) never pay. The other sections keep tsx.
+ */
+const COMPILED: Record<string, { module: string; fn: string }> = {
+  powertools: { module: "./powertools.ts", fn: "benchPowertools" },
+  "redis-cost": { module: "./redis-cost.ts", fn: "benchRedisCost" },
+};
+
+async function compiledSection(name: string): Promise<string> {
+  const { module, fn } = COMPILED[name]!;
+  const dir = fileURLToPath(new URL(".", import.meta.url));
+  const outfile = join(dir, "..", ".tmp", "bench", `section-${name}-${process.pid}.mjs`);
+  mkdirSync(dirname(outfile), { recursive: true });
+  await build({
+    stdin: {
+      contents: `import { ${fn} } from "${module}";\nawait ${fn}();\n`,
+      resolveDir: dir,
+      loader: "ts",
+    },
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "error",
+  });
+  return outfile;
+}
+
 const CHILD = "IDEMKEY_BENCH_SECTION";
 const only = process.env[CHILD];
 if (only !== undefined) {
@@ -49,11 +86,28 @@ if (only !== undefined) {
   console.log(
     `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? "unknown CPU"}, load ${load()}`,
   );
+  // One handler iteration count for the whole run, measured here once and inherited by every section and server.
+  console.log(
+    `handler work: ${handlerIterations()} PBKDF2 iterations (~200 µs of CPU, fixed for every contender)`,
+  );
+  // A redis-server of the bench's own on a free port, unless one is named: the shared one's other clients would
+  // count in its INFO cpu and commandstats, which the Redis rows read as the store's own cost.
+  const redis =
+    process.env.IDEMKEY_REDIS_URL === undefined && redisServerAvailable() ? await privateRedis() : undefined;
+  if (redis !== undefined) {
+    process.env.IDEMKEY_REDIS_URL = redis.url;
+    console.log(`redis: a private redis-server at ${redis.url} (no persistence)`);
+  }
   let failed = false;
   for (const name of Object.keys(sections)) {
     if (wanted.length > 0 && !wanted.includes(name)) continue;
-    // The same node and loader (tsx's flags are in execArgv), this file, told which section to run.
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], {
+    // The same node and loader (tsx's flags are in execArgv), this file, told which section to run; or the
+    // section compiled, under plain node.
+    const argv =
+      name in COMPILED
+        ? [await compiledSection(name)]
+        : [...process.execArgv, fileURLToPath(import.meta.url)];
+    const child = spawnSync(process.execPath, argv, {
       stdio: "inherit",
       env: { ...process.env, [CHILD]: name },
     });
@@ -62,6 +116,7 @@ if (only !== undefined) {
       failed = true;
     }
   }
+  await redis?.stop();
   console.log(`\nload average at the end: ${load()}`);
   if (failed) process.exit(1);
 }

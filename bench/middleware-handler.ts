@@ -6,10 +6,13 @@ import BetterSqlite3 from "better-sqlite3";
 
 /** The CPU work of the realistic handler, in µs: what a handler that validates, prices and renders might spend. */
 const WORK_US = 200;
+/** Where the bench driver leaves the handler's PBKDF2 iteration count for every server process it starts. */
+export const ITERATIONS_ENV = "IDEMKEY_BENCH_ITERATIONS";
 
 /**
- * How many PBKDF2 iterations make WORK_US of CPU here, measured once at start (the median of 21 runs): the handler
- * then does a fixed amount of work, so that load slows every row alike instead of changing what is measured.
+ * How many PBKDF2 iterations make WORK_US of CPU here (the median of 21 runs). Measured by the bench driver only,
+ * once per `npm run bench`: each server calibrating itself when it started did 840 to 1,183 iterations under the
+ * load of that moment (issue 44), so that contenders did up to 30% different work per request.
  */
 function calibrate(): number {
   const probe = 1_000;
@@ -23,9 +26,31 @@ function calibrate(): number {
   return Math.max(1, Math.round(WORK_US / perIteration));
 }
 
-/** ~WORK_US of CPU work, calibrated once when made. */
-export function cpuWork(): () => void {
+/**
+ * The bench driver's one iteration count: calibrated the first time and kept in the environment, which every
+ * section and server process the driver starts inherits (so every contender does the same work).
+ */
+export function handlerIterations(): number {
+  const given = process.env[ITERATIONS_ENV];
+  if (given !== undefined) return givenIterations();
   const iterations = calibrate();
+  process.env[ITERATIONS_ENV] = String(iterations);
+  return iterations;
+}
+
+/** The count a server process was given by its driver; a server never calibrates its own. */
+export function givenIterations(): number {
+  const iterations = Number(process.env[ITERATIONS_ENV]);
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    throw new Error(
+      `bench server: ${ITERATIONS_ENV} must be the driver's iteration count, got ${process.env[ITERATIONS_ENV]}`,
+    );
+  }
+  return iterations;
+}
+
+/** The handler's fixed CPU work: `iterations` PBKDF2 rounds, the same count in every contender. */
+export function cpuWork(iterations = givenIterations()): () => void {
   return () => void pbkdf2Sync("secret", "salt", iterations, 32, "sha256");
 }
 

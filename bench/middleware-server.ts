@@ -1,6 +1,6 @@
 import type { Store } from "../src/store/types.js";
 import { apps, closeWork, FRAMEWORKS, type Framework, handlerRuns } from "./middleware-apps.js";
-import type { BenchMessage, ServerMessage } from "./server-process.js";
+import { type BenchMessage, cpuUs, type ServerMessage } from "./server-process.js";
 import { type OpenStore, openStore, STORE_NAMES, type StoreName, storeSlug } from "./stores.js";
 
 /**
@@ -26,7 +26,7 @@ const server = await apps[framework](stores);
 send({ type: "ready", port: server.port });
 
 process.on("message", (message: BenchMessage) => {
-  if (message.type === "runs") send({ type: "runs", ...handlerRuns() });
+  if (message.type === "runs") send({ type: "runs", ...handlerRuns(), cpuUs: cpuUs() });
   if (message.type === "close") {
     void server
       .close()

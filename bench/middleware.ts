@@ -38,6 +38,8 @@ type Server = ServerProcess<HandlerRuns> & { url: string };
 
 async function startServer(framework: string, stores: readonly StoreName[]): Promise<Server> {
   const server = await startServerProcess<HandlerRuns>("middleware server", SERVER, [framework, ...stores], {
+    // Plain JavaScript, as users run the built package (see server-process.ts compile).
+    compiled: true,
     quietMs: 20,
   });
   return { ...server, url: `http://127.0.0.1:${server.port}` };

@@ -44,6 +44,17 @@ export interface Peer {
   mount(app: express.Express, path: string, run: Run, prefix: string): Promise<() => Promise<void>>;
 }
 
+/** The earlier idemkey the driver bundled (IDEMKEY_BENCH_BEFORE_MODULE), with today's API shapes. */
+async function earlier(): Promise<{
+  idempotency: typeof idempotency;
+  redisStore: typeof redisStore;
+  memoryStore: typeof memoryStore;
+}> {
+  const module = process.env.IDEMKEY_BENCH_BEFORE_MODULE;
+  if (module === undefined) throw new Error("peers: IDEMKEY_BENCH_BEFORE_MODULE is not set");
+  return await import(module);
+}
+
 const keyOf = (req: express.Request) => req.get("idempotency-key");
 const answer = (run: Run) => async (req: express.Request, res: express.Response) => {
   res.status(201).json(await run(req.body as Charge, keyOf(req)));
@@ -118,6 +129,43 @@ export const PEERS: Record<string, Peer> = {
       const client = new Redis(REDIS_URL);
       const store = redisStore(client, { prefix: `${prefix}idemkey:` });
       app.post(path, idempotency({ store, scope: "single-tenant" }), answer(run));
+      return async () => void client.disconnect();
+    },
+  },
+  // The same store on node-redis, the client every peer's Redis adapter uses: ioredis spends more per command.
+  "idemkey-redis-node": {
+    library: "idemkey (node-redis)",
+    store: "Redis",
+    async mount(app, path, run, prefix) {
+      const client = createClient({ url: REDIS_URL });
+      await client.connect();
+      const store = redisStore(client, { prefix: `${prefix}idemkey-node:` });
+      app.post(path, idempotency({ store, scope: "single-tenant" }), answer(run));
+      return async () => void (await client.quit());
+    },
+  },
+  // IDEMKEY_BENCH_BEFORE: idemkey as an earlier commit had it (see peers.ts), beside today's in the same rounds.
+  "idemkey-before-memory": {
+    library: "idemkey before",
+    store: "memory",
+    async mount(app, path, run) {
+      const before = await earlier();
+      app.post(
+        path,
+        before.idempotency({ store: before.memoryStore(), scope: "single-tenant" }),
+        answer(run),
+      );
+      return async () => {};
+    },
+  },
+  "idemkey-before-redis": {
+    library: "idemkey before",
+    store: "Redis",
+    async mount(app, path, run, prefix) {
+      const before = await earlier();
+      const client = new Redis(REDIS_URL);
+      const store = before.redisStore(client, { prefix: `${prefix}idemkey-before:` });
+      app.post(path, before.idempotency({ store, scope: "single-tenant" }), answer(run));
       return async () => void client.disconnect();
     },
   },

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import express from "express";
 import { cpuWork } from "./middleware-handler.js";
 import { type Charge, DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
-import type { BenchMessage, ServerMessage } from "./server-process.js";
+import { type BenchMessage, cpuUs, type ServerMessage } from "./server-process.js";
 
 /**
  * One contender of the peers bench in a process of its own: `peers-server.ts <peer> <prefix>` serves an Express app
@@ -43,7 +43,8 @@ const send = (message: ServerMessage<PeerRuns>) => process.send!(message);
 send({ type: "ready", port: (server.address() as AddressInfo).port });
 
 process.on("message", (message: BenchMessage) => {
-  if (message.type === "runs") send({ type: "runs", runs, replayRuns, byKey: Object.fromEntries(byKey) });
+  if (message.type === "runs")
+    send({ type: "runs", runs, replayRuns, byKey: Object.fromEntries(byKey), cpuUs: cpuUs() });
   if (message.type === "close") {
     server.closeAllConnections();
     server.close();

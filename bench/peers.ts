@@ -1,24 +1,39 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
 import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
 import { DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
-import { connectRedis, deleteKeys } from "./services.js";
+import { connectRedis, deleteKeys, redisCpuUs } from "./services.js";
 import { RUN_ID } from "./stores.js";
 import { printTable } from "./table.js";
 
-const CONCURRENCY = [1, 16, 64] as const;
-/** Every row gets ROUNDS slices of SLICE_S seconds, all rows taking turns, after WARMUP requests. */
+/** IDEMKEY_BENCH_CONNS=16,64 and IDEMKEY_BENCH_PEERS=bare,idemkey-redis,... narrow a run (for profiling). */
+const CONCURRENCY = (process.env.IDEMKEY_BENCH_CONNS?.split(",").map(Number) ?? [
+  1, 16, 64,
+]) as readonly number[];
+const ONLY = process.env.IDEMKEY_BENCH_PEERS?.split(",");
+/** IDEMKEY_BENCH_KINDS=fresh (or replay) times one kind of keys only, so that a profile holds one path. */
+const KINDS = process.env.IDEMKEY_BENCH_KINDS?.split(",");
+/**
+ * Every row gets ROUNDS slices of SLICE_S seconds after WARMUP requests, all rows taking turns, in the opposite order
+ * on every other round (A B C, C B A, ...), so that load drifting over a round lands on every row alike.
+ */
 const QUICK = process.env.IDEMKEY_BENCH_QUICK === "1";
-const ROUNDS = QUICK ? 1 : 2;
+const ROUNDS = Number(process.env.IDEMKEY_BENCH_ROUNDS ?? (QUICK ? 1 : 3));
 const SLICE_S = QUICK ? 1 : 2;
 const WARMUP = 200;
 const REPLAY_KEYS = 50;
 /** Concurrent requests with one key, BURSTS times per contender, sent while fresh keys load the same server. */
 const DUPLICATES = 32;
 const BURSTS = 3;
-/** Targets (issue 32): idemkey's req/s at least the best non-duplicating peer's, its p99 within this of it. */
+/**
+ * Targets (issue 44), against the peer that runs no duplicate and spends the least machine CPU per request on the
+ * same store: CPU per request at most CPU_TARGET times its own (memory 1.0, Redis 1.1), req/s at least RPS_TARGET
+ * times (memory 1.0; Redis 0.95 of `@node-idempotency/core`, 1.0 of Powertools), p99 within P99_TARGET.
+ */
+const CPU_TARGET = { memory: 1.0, Redis: 1.1 } as const;
 const P99_TARGET = 1.2;
 /** Every key any contender writes starts with this (the hash tag keeps a Redis Cluster client on one slot). */
 const PREFIX = `{idemkey-bench-peers-${RUN_ID}}:`;
@@ -26,16 +41,53 @@ const SERVER = fileURLToPath(new URL("./peers-server.ts", import.meta.url));
 
 type PeerServer = ServerProcess<PeerRuns> & { url: string };
 
-async function startServer(name: string): Promise<PeerServer> {
+/**
+ * IDEMKEY_BENCH_BEFORE=<dir>: a copy of an earlier commit's src/ (`git archive <commit> src | tar -x -C <dir>`),
+ * bundled here into one module that the "idemkey before" contenders import, so that today's code and the earlier
+ * one run in the same rounds and their ratio is paired like any other (issue 44's before and after).
+ */
+async function bundleBefore(): Promise<string | undefined> {
+  const dir = process.env.IDEMKEY_BENCH_BEFORE;
+  if (dir === undefined) return undefined;
+  const outfile = join(dir, "idemkey-before.mjs");
+  await build({
+    stdin: {
+      contents: [
+        'export { idempotency } from "./src/express/index.ts";',
+        'export { redisStore } from "./src/redis/index.ts";',
+        'export { memoryStore } from "./src/store/memory.ts";',
+      ].join("\n"),
+      resolveDir: dir,
+      loader: "ts",
+    },
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    logLevel: "error",
+  });
+  return outfile;
+}
+
+async function startServer(
+  name: string,
+  redisUrl: string | undefined,
+  before: string | undefined,
+): Promise<PeerServer> {
   // IDEMKEY_BENCH_PROFILE=<dir> writes each server's CPU profile under <dir>/<peer>/ when it exits: where a
   // contender's time per request goes (BENCHMARKS.md's reason for the peers' ratios came from one).
   const profile = process.env.IDEMKEY_BENCH_PROFILE;
-  const execArgv = profile
-    ? [...process.execArgv, "--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`]
-    : process.execArgv;
+  const execArgv = profile ? ["--cpu-prof", `--cpu-prof-dir=${join(profile, name)}`] : [];
   const server = await startServerProcess<PeerRuns>(`peers server ${name}`, SERVER, [name, PREFIX], {
     execArgv,
+    compiled: true,
     quietMs: 50,
+    env: {
+      ...(redisUrl === undefined ? {} : { IDEMKEY_REDIS_URL: redisUrl }),
+      ...(before === undefined ? {} : { IDEMKEY_BENCH_BEFORE_MODULE: before }),
+    },
   });
   return { ...server, url: `http://127.0.0.1:${server.port}${PEER_PATH}` };
 }
@@ -66,14 +118,32 @@ async function load(url: string, connections: number, key: () => string, length:
   return { ok: result["2xx"], non2xx: result.non2xx, seconds: result.duration, latencies, statuses };
 }
 
+/** One row's slice of one round: answers, time, and the CPU the server process and Redis spent on them (µs). */
+interface Round {
+  ok: number;
+  seconds: number;
+  nodeUs: number;
+  redisUs: number;
+}
+
 interface Row {
   peer: string;
   kind: "fresh" | "replay";
   connections: number;
-  ok: number;
-  seconds: number;
+  rounds: Round[];
   latencies: number[];
 }
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
+/** `median (min-max)` of per-round figures, the spread a reader needs to judge a ratio. */
+const spread = (values: number[], digits: number) => {
+  const f = (n: number) => n.toFixed(digits);
+  return values.length === 1
+    ? f(values[0]!)
+    : `${f(median(values))} (${f(Math.min(...values))}-${f(Math.max(...values))})`;
+};
+const rpsOf = (r: Round) => r.ok / r.seconds;
+const cpuOf = (r: Round) => (r.nodeUs + r.redisUs) / r.ok;
 
 const quantile = (sorted: Float64Array, q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
@@ -86,10 +156,15 @@ const quantile = (sorted: Float64Array, q: number) =>
  */
 export async function benchPeers(): Promise<void> {
   const redis = await connectRedis();
-  const names = Object.keys(PEERS).filter((name) => redis !== undefined || PEERS[name]!.store !== "Redis");
+  const before = await bundleBefore();
+  const names = Object.keys(PEERS)
+    .filter((name) => redis !== undefined || PEERS[name]!.store !== "Redis")
+    .filter((name) => before !== undefined || PEERS[name]!.library !== "idemkey before")
+    .filter((name) => ONLY === undefined || ONLY.includes(name));
   const servers = new Map<string, PeerServer>();
   try {
-    for (const name of names) servers.set(name, await startServer(name));
+    for (const name of names)
+      servers.set(name, await startServer(name, process.env.IDEMKEY_REDIS_URL, before));
 
     // Replay keys completed one by one, each checked to have run the handler once.
     for (const [name, server] of servers) {
@@ -115,7 +190,8 @@ export async function benchPeers(): Promise<void> {
     for (const connections of CONCURRENCY) {
       for (const name of names) {
         for (const kind of name === "bare" ? (["fresh"] as const) : (["fresh", "replay"] as const)) {
-          rows.push({ peer: name, kind, connections, ok: 0, seconds: 0, latencies: [] });
+          if (KINDS === undefined || KINDS.includes(kind))
+            rows.push({ peer: name, kind, connections, rounds: [], latencies: [] });
         }
       }
     }
@@ -125,13 +201,17 @@ export async function benchPeers(): Promise<void> {
       if (name !== "bare") await load(server.url, 16, replayKey, { amount: WARMUP });
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const row of rows) {
+      for (const row of round % 2 === 0 ? rows : [...rows].reverse()) {
         const server = servers.get(row.peer)!;
+        // Redis's own CPU counts for the rows on Redis: the server is the bench's own when it started one.
+        const onRedis = PEERS[row.peer]!.store === "Redis" && redis !== undefined;
+        const redisBefore = onRedis ? await redisCpuUs(redis) : 0;
         const before = await server.runs();
         const slice = await load(server.url, row.connections, row.kind === "fresh" ? freshKey : replayKey, {
           seconds: SLICE_S,
         });
         const after = await server.runs();
+        const redisAfter = onRedis ? await redisCpuUs(redis) : 0;
         if (slice.non2xx > 0) {
           throw new Error(`peers bench: ${row.peer} ${row.kind}: non-2xx ${JSON.stringify(slice.statuses)}`);
         }
@@ -146,8 +226,12 @@ export async function benchPeers(): Promise<void> {
             `peers bench: ${row.peer} ${row.kind}: ${slice.ok} answers, the handler ran ${ran} times`,
           );
         }
-        row.ok += slice.ok;
-        row.seconds += slice.seconds;
+        row.rounds.push({
+          ok: slice.ok,
+          seconds: slice.seconds,
+          nodeUs: after.cpuUs - before.cpuUs,
+          redisUs: redisAfter - redisBefore,
+        });
         row.latencies.push(...slice.latencies);
       }
     }
@@ -174,20 +258,42 @@ export async function benchPeers(): Promise<void> {
 
     const stats = (row: Row) => {
       const sorted = Float64Array.from(row.latencies).sort();
-      return { rps: row.ok / row.seconds, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) };
+      return {
+        rps: median(row.rounds.map(rpsOf)),
+        cpu: median(row.rounds.map(cpuOf)),
+        p50: quantile(sorted, 0.5),
+        p99: quantile(sorted, 0.99),
+      };
     };
+    const at = (name: string, kind: "fresh" | "replay", connections: number) =>
+      rows.find((r) => r.peer === name && r.kind === kind && r.connections === connections);
     printTable(
-      `peers over loopback, Express 5, handler ~200 µs CPU + ~1 ms async write: ${ROUNDS} × ${SLICE_S} s per row, rows taking turns; latency in ms`,
-      ["library", "store", "conns", "keys", "req/s", "p50", "p99"],
+      `peers over loopback, Express 5, handler ${process.env.IDEMKEY_BENCH_ITERATIONS} PBKDF2 iterations (~200 µs CPU, the same for every contender) + ~1 ms async write: ${ROUNDS} × ${SLICE_S} s per row, rows taking turns in alternating order; CPU per request = the server process's CPU (process.cpuUsage) + redis-server's (INFO cpu) over answers, median (min-max) of the rounds; latency in ms`,
+      [
+        "library",
+        "store",
+        "conns",
+        "keys",
+        "req/s",
+        "CPU µs/req",
+        "of which Redis",
+        "over bare",
+        "p50",
+        "p99",
+      ],
       rows.map((row) => {
         const s = stats(row);
         const peer = PEERS[row.peer]!;
+        const bare = at("bare", "fresh", row.connections);
         return [
           peer.library,
           peer.store,
           String(row.connections),
           row.kind,
-          s.rps.toFixed(0),
+          spread(row.rounds.map(rpsOf), 0),
+          spread(row.rounds.map(cpuOf), 0),
+          peer.store === "Redis" ? median(row.rounds.map((r) => r.redisUs / r.ok)).toFixed(0) : "",
+          bare && row.peer !== "bare" ? (s.cpu - stats(bare).cpu).toFixed(0) : "",
           s.p50.toFixed(2),
           s.p99.toFixed(2),
         ];
@@ -208,44 +314,89 @@ export async function benchPeers(): Promise<void> {
       ]),
     );
 
-    // idemkey / the best peer on the same store that ran no duplicate, per concurrency and kind.
+    // idemkey / each peer on the same store that ran no duplicate, paired round by round (the rounds ran side by
+    // side, so a ratio of one round's figures cancels the load both met); the target is against the peer with the
+    // least CPU per request, and for req/s on Redis against each (0.95 of @node-idempotency/core, 1.0 of Powertools).
     const ratios: string[][] = [];
     for (const store of ["memory", "Redis"] as const) {
-      for (const connections of CONCURRENCY) {
-        for (const kind of ["fresh", "replay"] as const) {
-          const at = (name: string) =>
-            rows.find((r) => r.peer === name && r.kind === kind && r.connections === connections);
-          const ours = names.find((n) => PEERS[n]!.library === "idemkey" && PEERS[n]!.store === store);
-          if (ours === undefined) continue;
-          const rivals = names
-            .filter((n) => PEERS[n]!.store === store && PEERS[n]!.library !== "idemkey")
-            .filter((n) => duplicates.get(n)?.most === 1)
-            .map((n) => ({ name: n, ...stats(at(n)!) }));
-          const mine = stats(at(ours)!);
-          if (rivals.length === 0) {
-            ratios.push([store, String(connections), kind, "no peer runs no duplicate", "", "", ""]);
-            continue;
+      for (const ours of names.filter(
+        (n) => PEERS[n]!.library.startsWith("idemkey") && PEERS[n]!.store === store,
+      )) {
+        const rivals = names
+          .filter((n) => PEERS[n]!.store === store && !PEERS[n]!.library.startsWith("idemkey"))
+          .filter((n) => duplicates.get(n)?.most === 1);
+        for (const connections of CONCURRENCY) {
+          for (const kind of ["fresh", "replay"] as const) {
+            const mine = at(ours, kind, connections);
+            if (mine === undefined) continue;
+            if (rivals.length === 0) {
+              ratios.push([store, String(connections), kind, "no peer runs no duplicate", "", "", "", ""]);
+              continue;
+            }
+            const best = rivals.reduce((a, b) =>
+              stats(at(b, kind, connections)!).cpu < stats(at(a, kind, connections)!).cpu ? b : a,
+            );
+            for (const rival of rivals) {
+              const theirs = at(rival, kind, connections)!;
+              const paired = (f: (r: Round) => number) =>
+                mine.rounds.map((r, i) => f(r) / f(theirs.rounds[i]!));
+              const cpu = paired(cpuOf);
+              const rps = paired(rpsOf);
+              const p99 = stats(mine).p99 / stats(theirs).p99;
+              const rpsTarget =
+                store === "Redis" && PEERS[rival]!.library === "@node-idempotency/core" ? 0.95 : 1.0;
+              const cpuMet = rival !== best || median(cpu) <= CPU_TARGET[store];
+              const met = cpuMet && median(rps) >= rpsTarget && p99 <= P99_TARGET;
+              ratios.push([
+                `${store}${PEERS[ours]!.library === "idemkey" ? "" : ` (${PEERS[ours]!.library})`}`,
+                String(connections),
+                kind,
+                `${PEERS[rival]!.library}${rival === best ? " (least CPU)" : ""}`,
+                spread(cpu, 2),
+                spread(rps, 2),
+                p99.toFixed(2),
+                met ? "met" : "NOT met",
+              ]);
+            }
           }
-          const best = rivals.reduce((a, b) => (b.rps > a.rps ? b : a));
-          const rps = mine.rps / best.rps;
-          const p99 = mine.p99 / best.p99;
-          ratios.push([
-            store,
-            String(connections),
-            kind,
-            PEERS[best.name]!.library,
-            rps.toFixed(2),
-            p99.toFixed(2),
-            rps >= 1 && p99 <= P99_TARGET ? "met" : "NOT met",
-          ]);
         }
       }
     }
     printTable(
-      `idemkey / the fastest peer on the same store that ran no duplicate; target req/s >= 1.00, p99 <= ${P99_TARGET}`,
-      ["store", "conns", "keys", "best peer", "req/s ratio", "p99 ratio", "target"],
+      `idemkey / each peer on the same store that ran no duplicate, paired by round, median (min-max); targets: CPU per request <= ${CPU_TARGET.memory} (memory) / ${CPU_TARGET.Redis} (Redis) of the least-CPU peer, req/s >= 1.00 (0.95 of @node-idempotency/core on Redis), p99 <= ${P99_TARGET}`,
+      ["store", "conns", "keys", "peer", "CPU/req ratio", "req/s ratio", "p99 ratio", "target"],
       ratios,
     );
+    if (before !== undefined) {
+      const changes: string[][] = [];
+      for (const store of ["memory", "Redis"] as const) {
+        const now = names.find((n) => PEERS[n]!.library === "idemkey" && PEERS[n]!.store === store);
+        const then = names.find((n) => PEERS[n]!.library === "idemkey before" && PEERS[n]!.store === store);
+        if (now === undefined || then === undefined) continue;
+        for (const connections of CONCURRENCY) {
+          for (const kind of ["fresh", "replay"] as const) {
+            const a = at(now, kind, connections);
+            const b = at(then, kind, connections);
+            if (a === undefined || b === undefined) continue;
+            const paired = (f: (r: Round) => number) => a.rounds.map((r, i) => f(r) / f(b.rounds[i]!));
+            const saved = a.rounds.map((r, i) => cpuOf(b.rounds[i]!) - cpuOf(r));
+            changes.push([
+              store,
+              String(connections),
+              kind,
+              spread(paired(cpuOf), 2),
+              spread(saved, 0),
+              spread(paired(rpsOf), 2),
+            ]);
+          }
+        }
+      }
+      printTable(
+        `idemkey now / idemkey before (${process.env.IDEMKEY_BENCH_BEFORE}), paired by round, median (min-max)`,
+        ["store", "conns", "keys", "CPU/req ratio", "CPU µs/req saved", "req/s ratio"],
+        changes,
+      );
+    }
   } finally {
     await Promise.all([...servers.values()].map((server) => server.close()));
     if (redis !== undefined) {

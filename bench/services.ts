@@ -116,3 +116,10 @@ export function statsDelta(
   }
   return out;
 }
+
+/** The server's own CPU so far (INFO cpu's used_cpu_sys + used_cpu_user), in µs: a bench reads it before and after. */
+export async function redisCpuUs(redis: Pick<Redis, "info">): Promise<number> {
+  const info = await redis.info("cpu");
+  const field = (name: string) => Number(new RegExp(`^${name}:([0-9.]+)`, "m").exec(info)?.[1] ?? Number.NaN);
+  return Math.round((field("used_cpu_sys") + field("used_cpu_user")) * 1e6);
+}

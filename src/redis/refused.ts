@@ -19,6 +19,9 @@ export function isRefused(error: unknown): boolean {
   return message === "Too many Cluster redirections" && isRefused((error as Error).cause);
 }
 
+/** How long to wait before the next try after a refusal: 25 ms doubling to 500 ms. */
+export const nextRefusedDelay = (delay: number): number => Math.min(delay * 2, 500);
+
 /**
  * Runs `operation`, and again while Redis refuses it without running it, for up to `budgetMs` in all, waiting 25 ms
  * doubling to 500 ms between tries; the client libraries follow redirections themselves but give up within about a

@@ -13,8 +13,8 @@
  *
  * Keys: KEYS[1] the record, KEYS[2] the expiry index (ZSET, score = expiresAt or earlier: a score never lies after
  * the record's expiry, and purge moves an early one forward), KEYS[3] the key index (ZSET, all scores 0, for
- * lexicographic listing). The physical TTL is the logical one plus a margin (ARGV "margin"), set whenever expiresAt
- * changes.
+ * lexicographic listing). The physical TTL is at least the logical one plus a margin (ARGV "margin"): set when a
+ * record is made and whenever its expiresAt moves later; an earlier expiresAt leaves the longer TTL in place.
  */
 
 /** The record's fields, in the order every script returns them. */
@@ -41,6 +41,15 @@ export const LUA_TIME = `local function clock(given)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function ms(n) return string.format('%.0f', n) end`;
+
+/**
+ * Raises what a failed read of KEYS[1] (its error in `r`) means: only WRONGTYPE is a record of another layout; any
+ * other error (a key a reshard moved off this node) goes on as it is. Inlined where a script reads only KEYS[1], so
+ * that the script defines no function on its way (issue 44: helpers rebuilt on every call).
+ */
+const LAYOUT_ERROR = `  local message = type(r) == 'table' and r.err or tostring(r)
+  if not string.find(message, 'WRONGTYPE', 1, true) then error(r) end
+  error({err = 'IDEMKEY_LAYOUT ' .. KEYS[1] .. ' is not a hash: a record of layout 1 (a JSON string)'})`;
 
 const READ = `
 local function layout(key, r)
@@ -131,29 +140,46 @@ return {'exists', stamp, unpack(r)}
  * cannot compute from its patch), in one HMGET, and returns {now, expiresAt, token, state, fields asked for...} as
  * they were, or nil when no live record matched.
  */
-export const UPDATE = `${READ}
-local now = clock(ARGV[2])
+export const UPDATE = `
+local now
+if ARGV[2] ~= '' then now = tonumber(ARGV[2]) else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local asked = tonumber(ARGV[8])
-local r = read(KEYS[1], 'expiresAt', 'token', 'state', unpack(ARGV, 9, 8 + asked))
+local ok, r = pcall(redis.call, 'HMGET', KEYS[1], 'expiresAt', 'token', 'state', unpack(ARGV, 9, 8 + asked))
+if not ok then
+${LAYOUT_ERROR}
+end
 local expiresAt = r[1]
 if not expiresAt or tonumber(expiresAt) <= now then return nil end
 if ARGV[3] ~= '' and r[2] ~= string.sub(ARGV[3], 2) then return nil end
 if ARGV[4] ~= '' and r[3] ~= ARGV[4] then return nil end
-local stamp = ms(now)
-local set = {'updatedAt', stamp}
-if ARGV[7] ~= '' then set[3] = 'leaseUntil'; set[4] = ms(now + tonumber(ARGV[7])) end
-if ARGV[5] ~= '' then
-  local newExpiry = ms(now + tonumber(ARGV[5]))
-  set[#set + 1] = 'expiresAt'
-  set[#set + 1] = newExpiry
-  redis.call('PEXPIRE', KEYS[1], ARGV[6])
-  -- A later expiry keeps the index score, a valid lower bound; an earlier one must lower it.
-  if tonumber(newExpiry) < tonumber(expiresAt) then redis.call('ZADD', KEYS[2], newExpiry, ARGV[1]) end
-end
+local stamp = string.format('%.0f', now)
 local first = 10 + asked
 local last = first - 1 + 2 * tonumber(ARGV[first - 1])
-for i = first, last do set[#set + 1] = ARGV[i] end
-redis.call('HSET', KEYS[1], unpack(set))
+if ARGV[7] == '' and ARGV[5] == '' then
+  -- The completion's common form: the pairs as they came, no table built.
+  redis.call('HSET', KEYS[1], 'updatedAt', stamp, unpack(ARGV, first, last))
+else
+  local set = {'updatedAt', stamp}
+  if ARGV[7] ~= '' then set[3] = 'leaseUntil'; set[4] = string.format('%.0f', now + tonumber(ARGV[7])) end
+  if ARGV[5] ~= '' then
+    local newExpiry = string.format('%.0f', now + tonumber(ARGV[5]))
+    set[#set + 1] = 'expiresAt'
+    set[#set + 1] = newExpiry
+    -- A later expiry keeps the index score, a valid lower bound, and moves the physical TTL out; an earlier one
+    -- (a completion, whose retention starts after the claim's lease) must lower the score, while the longer
+    -- physical TTL stays, still past the new expiry plus the margin (purge or Redis ends the record).
+    if tonumber(newExpiry) < tonumber(expiresAt) then
+      redis.call('ZADD', KEYS[2], newExpiry, ARGV[1])
+    else
+      redis.call('PEXPIRE', KEYS[1], ARGV[6])
+    end
+  end
+  for i = first, last do set[#set + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[1], unpack(set))
+end
 if #ARGV > last then redis.call('HDEL', KEYS[1], unpack(ARGV, last + 1)) end
 table.insert(r, 1, stamp)
 return r

@@ -1,6 +1,7 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { StoreLayoutError } from "../errors/store-layout-error.js";
 import { checkNumber } from "../options/number-option.js";
-import { guardStore } from "../store/guard.js";
+import { storeFailure } from "../store/guard.js";
 import { keyRange } from "../store/range.js";
 import { applyPatch, decideClaim, newRecord, resent } from "../store/record.js";
 import { sinceMs } from "../store/since.js";
@@ -20,7 +21,7 @@ import { redisDriver } from "./description.js";
 import { LAYOUT, layoutCheck, layoutOption } from "./layout.js";
 import { leanStore } from "./lean-store.js";
 import { LEAN_LAYOUT } from "./lean-value.js";
-import { retryRefused } from "./refused.js";
+import { isRefused, nextRefusedDelay } from "./refused.js";
 import { CHANGES, CLAIM, DELETE, FIELDS, GET, LIST, NOW, PURGE, UPDATE } from "./scripts.js";
 
 export interface RedisStoreOptions extends StoreOptions {
@@ -121,13 +122,39 @@ export function redisStore(client: RedisClientLike, options: RedisStoreOptions =
   const given = () => (clock ? `${clock()}` : "");
   const serverNow = async () => String(await redis.run(scripts.now, [], []));
 
-  function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
-    return guardStore(redisDriver, operation, key, () =>
-      retryRefused(async () => {
+  /**
+   * Every operation's one wrapper (issue 44: four nested ones cost ~12 µs each): the layout check once per store,
+   * the operation, and on failure, in this order, a record of another layout refused (`refuseLayout`), a refusal
+   * retried within `refusedRetryMs` (see refused.ts), a cross-slot prefix refused (`refuseConfig`), and anything
+   * else from the driver made a `StoreError` (guard.ts).
+   */
+  async function guard<T>(operation: string, key: string | undefined, run: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + refusedRetryMs;
+    for (let delay = 25; ; delay = nextRefusedDelay(delay)) {
+      let failure: unknown;
+      try {
         if (!layout.done) await layout.check();
-        return run().catch(refuseLayout);
-      }, refusedRetryMs).catch((error: unknown) => refuseConfig(error, prefix)),
-    );
+        try {
+          return await run();
+        } catch (error) {
+          refuseLayout(error);
+        }
+      } catch (error) {
+        failure = error;
+      }
+      if (isRefused(failure)) {
+        const left = deadline - Date.now();
+        if (left > 0) {
+          await sleep(Math.min(delay, left));
+          continue;
+        }
+      }
+      try {
+        refuseConfig(failure, prefix);
+      } catch (error) {
+        throw storeFailure(redisDriver, operation, key, error);
+      }
+    }
   }
 
   /** A process of another layout wrote this record after the prefix was marked: refuse rather than misread it. */

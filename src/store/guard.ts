@@ -18,15 +18,28 @@ export async function guardStore<T>(
   try {
     return await run();
   } catch (error) {
-    if (error instanceof IdemkeyError || error instanceof TypeError) throw error;
-    const { engine, name } = typeof driver === "string" ? { engine: driver, name: driver } : driver;
-    throw new StoreError({
-      store: engine,
-      operation,
-      key,
-      cause: error,
-      detail: describeThrown(error),
-      server: name,
-    });
+    throw storeFailure(driver, operation, key, error);
   }
+}
+
+/**
+ * What `guardStore` throws for `error`: the error itself when it is our own or a `TypeError`, else a `StoreError`.
+ * For a store that folds its own wrappers into one `catch` (the Redis store), so that an operation awaits once.
+ */
+export function storeFailure(
+  driver: DriverName | string,
+  operation: string,
+  key: string | undefined,
+  error: unknown,
+): unknown {
+  if (error instanceof IdemkeyError || error instanceof TypeError) return error;
+  const { engine, name } = typeof driver === "string" ? { engine: driver, name: driver } : driver;
+  return new StoreError({
+    store: engine,
+    operation,
+    key,
+    cause: error,
+    detail: describeThrown(error),
+    server: name,
+  });
 }

@@ -4,6 +4,7 @@ import { createClient } from "redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { StoreLayoutError } from "../../src/errors/index.js";
 import { redisStore } from "../../src/redis/index.js";
+import { privateRedis } from "../support/redis-server.js";
 import { deleteKeysUnder, redisService } from "../support/services.js";
 import { testClock, testStore, testStoreAcrossProcesses } from "./contract.js";
 
@@ -61,6 +62,29 @@ testStoreAcrossProcesses(
     const { record } = await store.claim("ttl-update", claimInput);
     await store.update("ttl-update", { token: record.token! }, { state: "completed", ttlMs: 3_600_000 });
     expect(await io.pttl(`${prefixes.misc}r:ttl-update`)).toBeGreaterThan(3_000_000);
+  });
+
+  it("sends no PEXPIRE for a completion that brings the expiry before the claim's: the longer physical TTL stays", async () => {
+    // A private server, so that its command counters hold this test's commands alone (issue 44).
+    const server = await privateRedis();
+    const client = new Redis(server.url);
+    try {
+      const store = redisStore(client, { prefix: prefixes.misc, ttlMarginMs: 5_000 });
+      const { record } = await store.claim("completed-early", claimInput);
+      await client.config("RESETSTAT");
+      const saved = await store.update(
+        "completed-early",
+        { token: record.token!, state: "pending" },
+        { state: "completed", token: null, leaseMs: null, result: "r", ttlMs: 30_000 },
+      );
+      expect(saved?.expiresAt).toBeLessThan(record.expiresAt);
+      expect(await client.info("commandstats")).not.toMatch(/cmdstat_pexpire:/);
+      // Still at least the new expiry plus the margin: Redis never drops a record its store holds live.
+      expect(await client.pttl(`${prefixes.misc}r:completed-early`)).toBeGreaterThan(35_000);
+    } finally {
+      client.disconnect();
+      await server.stop();
+    }
   });
 
   it("lets a resent claim (same token, after a dropped reply) find it already holds the key", async () => {
