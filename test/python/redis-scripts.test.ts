@@ -6,7 +6,8 @@ import { PYTHON, requirePython, skipWithoutPython } from "./support.js";
 
 // The Python Redis store runs a copy of the TypeScript store's Lua scripts (python/idemkey/redis_scripts.py): the
 // same text, or the two languages would write the same prefix differently. A change of the TypeScript layout fails
-// here until the copy follows it (and docs/ledger-format.md's Redis section says the new layout).
+// here until the copy is made again (npx tsx scripts/make-python-redis-scripts.ts; a new layout also needs
+// docs/ledger-format.md's Redis section to say it).
 describe.skipIf(skipWithoutPython("test/python/redis-scripts.test.ts"))(
   "the Python Redis store's Lua scripts",
   () => {
