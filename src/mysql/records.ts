@@ -35,11 +35,13 @@ export interface Row {
 /** A text as bytes for a VARBINARY or BLOB parameter. */
 export const bytes = (text: string): Buffer => Buffer.from(text, "utf8");
 
+// mysql2 answers VARBINARY and BLOB columns as Buffers, which are Uint8Arrays.
+const utf8 = new TextDecoder();
 const text = (value: unknown): string | null =>
   value === null || value === undefined
     ? null
-    : Buffer.isBuffer(value)
-      ? value.toString("utf8")
+    : value instanceof Uint8Array
+      ? utf8.decode(value)
       : String(value);
 
 const int = (value: unknown): number => Number(value);
