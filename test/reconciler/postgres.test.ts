@@ -1,10 +1,9 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { createHarness, defineTool, OutcomeUnknownError } from "../../src/index.js";
+import { afterAll, describe, it } from "vitest";
 import { postgresStore } from "../../src/postgres/index.js";
-import { createReconciler, type SweepReport } from "../../src/reconciler/index.js";
 import { postgresService } from "../support/services.js";
+import { twoReconcilersDecideOnce } from "./two-reconcilers-scenario.js";
 
 const service = await postgresService();
 const suffix = randomBytes(4).toString("hex");
@@ -13,8 +12,6 @@ const calls = `idemkey_test_reconcile_calls_${suffix}`;
 // One pool per reconciler, as two processes would have, and one for the test's own counting.
 const pools = [0, 1].map(() => new pg.Pool({ connectionString: service.url, max: 4 }));
 const admin = new pg.Pool({ connectionString: service.url, max: 2 });
-
-const COUNT = 40;
 
 (service.skip ? describe.skip : describe)("two reconcilers on one PostgreSQL store", () => {
   afterAll(async () => {
@@ -26,69 +23,15 @@ const COUNT = 40;
 
   it("decide each record exactly once: one reconcile call and one decision in its audit trail", async () => {
     await admin.query(`CREATE TABLE "${calls}" (key text NOT NULL, by text NOT NULL)`);
-    const store = postgresStore(pools[0]!, { table: records });
-    const harness = createHarness({ store, retry: { retries: 0 } });
-    const lost = defineTool<{ n: number }, unknown>({
-      name: "transfer",
-      effect: "unguarded",
-      run: () => {
-        throw new Error("socket hang up");
-      },
+    await twoReconcilersDecideOnce({
+      store: (i) => postgresStore(pools[i]!, { table: records }),
+      asked: (i, key, by) => pools[i]!.query(`INSERT INTO "${calls}" (key, by) VALUES ($1, $2)`, [key, by]),
+      questions: async () =>
+        (
+          await admin.query<{ key: string; n: string }>(
+            `SELECT key, count(*) AS n FROM "${calls}" GROUP BY key`,
+          )
+        ).rows.map((row) => ({ key: row.key, n: Number(row.n) })),
     });
-    const keys: string[] = [];
-    for (let n = 0; n < COUNT; n++) {
-      await expect(harness.call("task", lost, { n })).rejects.toBeInstanceOf(OutcomeUnknownError);
-      keys.push(harness.key("task", lost, { n }));
-    }
-    // A quarter as a crashed process leaves them: pending under a dead token, started, its lease lapsed.
-    for (const key of keys.slice(0, COUNT / 4)) {
-      const moved = await store.update(
-        `call:${key}`,
-        { state: "outcome_unknown" },
-        { state: "pending", token: "dead", leaseMs: 0 },
-      );
-      expect(moved?.state).toBe("pending");
-    }
-
-    const reconcilers = pools.map((pool, i) => {
-      const by = `rec-${i}`;
-      const tool = defineTool<{ n: number }, unknown>({
-        name: "transfer",
-        effect: "unguarded",
-        run: () => undefined,
-        reconcile: async (args, ctx) => {
-          // The side record of every question asked, written by the question itself.
-          await pool.query(`INSERT INTO "${calls}" (key, by) VALUES ($1, $2)`, [ctx.idempotencyKey, by]);
-          return args.n % 3 === 0 ? { status: "not_done" } : { status: "done", result: { n: args.n } };
-        },
-      });
-      return createReconciler({
-        store: postgresStore(pool, { table: records }),
-        tools: [tool],
-        id: by,
-        concurrency: 4,
-        pageSize: 7,
-      });
-    });
-    const reports: SweepReport[] = await Promise.all(reconcilers.map((r) => r.sweep()));
-
-    const asked = await admin.query<{ key: string; n: string }>(
-      `SELECT key, count(*) AS n FROM "${calls}" GROUP BY key`,
-    );
-    expect(asked.rows).toHaveLength(COUNT);
-    expect(asked.rows.every((row) => row.n === "1")).toBe(true);
-    expect(new Set(asked.rows.map((row) => row.key))).toEqual(new Set(keys));
-
-    for (const [n, key] of keys.entries()) {
-      const entry = (await harness.get(key))!;
-      expect(entry.state).toBe(n % 3 === 0 ? "approved" : "completed");
-      const decisions = entry.events.filter((e) => e.type === "resolved");
-      expect(decisions).toHaveLength(1);
-    }
-    const decided = reports.reduce((sum, r) => sum + r.done + r.notDone, 0);
-    expect(decided).toBe(COUNT);
-    expect(reports.reduce((sum, r) => sum + r.failed + r.undecided, 0)).toBe(0);
-    // Both took part (each sweep starts on the same first page, so the race is real).
-    expect(reports.every((r) => r.examined > 0)).toBe(true);
   });
 });
