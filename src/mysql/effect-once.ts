@@ -1,5 +1,6 @@
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 import { StoreError } from "../errors/store-error.js";
+import { oncePerPool } from "../store/once-per-pool.js";
 import {
   checkIdentifier,
   ER,
@@ -54,7 +55,7 @@ export const effectsTable: TableVersions = {
 };
 
 /** Per pool, the tables already checked (or being checked), so that each is migrated once per process. */
-const migrated = new WeakMap<object, Map<string, Promise<void>>>();
+const migrated = oncePerPool();
 
 /** How often the key's insert runs again when the server rolls it back (a deadlock between inserts of one key). */
 const INSERT_ATTEMPTS = 8;
@@ -100,7 +101,9 @@ export async function effectOnce<C extends MysqlConnectionLike, T>(
     if ((error as { fatal?: unknown } | null)?.fatal === true) broken = true;
   };
   try {
-    await guardOnce("effectOnce", key, () => ensureTable(pool, connection, table));
+    await guardOnce("effectOnce", key, () =>
+      migrated(pool, table, () => migrate(connection, table, effectsTable)),
+    );
     // The key first, in its own transaction: retried while the server says it rolled the insert back.
     let inserted = false;
     for (let attempt = 1; ; attempt++) {
@@ -188,20 +191,6 @@ function lost(key: string, what: string, cause: unknown): StoreError {
     server: "MySQL",
     cause,
   });
-}
-
-function ensureTable(pool: object, connection: MysqlConnectionLike, table: string) {
-  const tables = migrated.get(pool) ?? new Map<string, Promise<void>>();
-  migrated.set(pool, tables);
-  let done = tables.get(table);
-  if (!done) {
-    done = migrate(connection, table, effectsTable).catch((error: unknown) => {
-      tables.delete(table);
-      throw error;
-    });
-    tables.set(table, done);
-  }
-  return done;
 }
 
 function checkOptions(pool: unknown, options: MysqlEffectOnceOptions, effect: unknown) {

@@ -1,5 +1,6 @@
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 import { StoreError } from "../errors/store-error.js";
+import { oncePerPool } from "../store/once-per-pool.js";
 import { checkIdentifier, guard, type PoolClientLike, qualified } from "./client.js";
 import { migrate } from "./schema.js";
 
@@ -42,7 +43,7 @@ const migrations = (table: string): string[] => [
 ];
 
 /** Per pool, the tables already migrated (or being migrated), so that each is checked once per process. */
-const migrated = new WeakMap<object, Map<string, Promise<void>>>();
+const migrated = oncePerPool();
 
 /**
  * Runs `effect` at most once per key, for an owner whose side effect is a write to its own PostgreSQL database. On
@@ -93,7 +94,7 @@ export async function effectOnce<C extends PoolClientLike, T>(
   };
   try {
     await guard("effectOnce", key, async () => {
-      await ensureTable(pool, client, schema, table, t);
+      await migrated(pool, t, () => migrate(client, schema, table, migrations(t)));
       await client.query("BEGIN ISOLATION LEVEL READ COMMITTED");
       open = true;
     });
@@ -160,20 +161,6 @@ function lost(key: string, what: string, cause: unknown): StoreError {
     server: "PostgreSQL",
     cause,
   });
-}
-
-function ensureTable(pool: object, client: PoolClientLike, schema: string, table: string, t: string) {
-  const tables = migrated.get(pool) ?? new Map<string, Promise<void>>();
-  migrated.set(pool, tables);
-  let done = tables.get(t);
-  if (!done) {
-    done = migrate(client, schema, table, migrations(t)).catch((error: unknown) => {
-      tables.delete(t);
-      throw error;
-    });
-    tables.set(t, done);
-  }
-  return done;
 }
 
 function checkOptions(pool: unknown, options: PostgresEffectOnceOptions, effect: unknown) {
