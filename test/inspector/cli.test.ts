@@ -24,7 +24,7 @@ describe("idemkey inspect: bad input prints one line on stderr and exits 2", () 
     ["no --store", ["inspect"], /missing --store/],
     ["an unknown flag", ["inspect", "--store", "sqlite:x.db", "--bogus"], /bogus/],
     ["a stray argument", ["inspect", "--store", "sqlite:x.db", "extra"], /unexpected argument "extra"/],
-    ["an unknown URL kind", ["inspect", "--store", "mysql://localhost/x"], /not a store URL/],
+    ["an unknown URL kind", ["inspect", "--store", "mongodb://localhost/x"], /not a store URL/],
     ["a missing SQLite file", ["inspect", "--store", "sqlite:/nonexistent/dir/ledger.db"], /no SQLite file/],
     ["an empty SQLite path", ["inspect", "--store", "sqlite:"], /names no file/],
     [

@@ -56,6 +56,8 @@ const README_IMPORTS = [
   "@anthropic-ai/claude-agent-sdk",
   "@dbos-inc/dbos-sdk",
   "@libsql/client@0.18",
+  "mysql2@3",
+  "@aws-sdk/client-dynamodb@3",
   "@a2a-js/sdk@1",
   "express@5",
   "@types/express@5",
