@@ -45,6 +45,11 @@ const EXCLUDED: { name: string; reason: string }[] = [
       "13 child processes a store, spawned through tsChildArgs (so they would run on the leg's runtime), but not yet run on Bun or Deno; the Node legs run it for every shareable store",
   },
   {
+    name: "sends no PEXPIRE for a completion",
+    reason:
+      "starts a private redis-server (its command counters must hold this test's alone): under Deno the start does not finish within the test's 30 s (not yet investigated); the Node legs run it",
+  },
+  {
     name: "nodeSqliteStore across processes",
     reason:
       "spawns `node --import tsx` children; the harness's race of processes on one key runs on node:sqlite instead",
