@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -122,6 +123,34 @@ class ToolCallError(IdemkeyError):
         self.retryable = retryable
         self.retry_after_ms = retry_after_ms
         self.no_effect = no_effect
+
+
+class LeaseLostError(IdemkeyError):
+    """The middleware's lease on a key lapsed (taken over) before its handler's response was saved."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(
+            f"The lease on Idempotency-Key {json.dumps(key)} lapsed before its handler finished, so its response was "
+            "not saved and another request may have run it as well; raise lease_ms or check the store."
+        )
+        self.key = key
+
+
+class ResponseTooLargeError(IdemkeyError):
+    """A response larger than ``max_response_bytes``: sent, not saved; later retries are told so."""
+
+    def __init__(self, key: str, status: int, limit: int) -> None:
+        super().__init__(
+            f"The {status} response to Idempotency-Key {json.dumps(key)} is larger than max_response_bytes "
+            f"({limit} bytes), so it was not saved and cannot be replayed; raise max_response_bytes or answer with less."
+        )
+        self.key = key
+        self.status = status
+        self.limit = limit
+
+
+class IdemkeyWarning(UserWarning):
+    """What a failure nobody else is told about becomes when no ``on_error`` hook takes it (or the hook raises)."""
 
 
 def attribute(error: BaseException, name: str) -> Any:

@@ -1,0 +1,567 @@
+"""``IdempotencyMiddleware``: the TypeScript ``idempotency()`` middleware (docs/owner/middleware.md) as pure ASGI, for
+Starlette, FastAPI or any ASGI app, on the same records: a request first served by a TypeScript service replays
+from a Python one on the same store, and the reverse.
+
+Plain ASGI, no framework import: the request body is read (at most ``max_body_bytes``) and handed on to the app;
+the response passes through to the client as the app sends it (streaming included), copied up to
+``max_response_bytes``, and its last message is held until the save's first try, so that a client that has its
+answer finds it saved. Store calls run in a worker thread, as the harness's ``acall`` runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import uuid
+import warnings
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable
+
+from .errors import IdemkeyWarning, LeaseLostError, ResponseTooLargeError
+from .exact_json import JsonRefusal
+from .owner import (
+    ALWAYS_KEPT_HEADERS,
+    KEY_HEADER_RULE,
+    SHOULD_RETRY,
+    OwnerResponse,
+    decode_saved,
+    encode_not_saved,
+    encode_saved,
+    outcome_unknown,
+    parse_key_header,
+    problems,
+    record_data,
+    request_fingerprint,
+    store_key,
+    with_owner_event,
+)
+from .store import ClaimInput, Expect, Patch, StoreRecord, now_ms
+
+__all__ = [
+    "IdempotencyErrorEvent",
+    "IdempotencyMiddleware",
+    "SINGLE_TENANT",
+    "SaveOutcome",
+    "mark_no_effect",
+    "request_fingerprint",
+    "store_key",
+]
+
+SINGLE_TENANT = "single-tenant"
+"""The ``scope`` of a service with one caller, or whose callers all trust one another: one global scope."""
+
+_STORE_METHODS = ("claim", "get", "update", "delete", "purge")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+_NULL_BODY = {101, 103, 204, 205, 304}
+_FIRST_BACKOFF_MS = 50
+_NO_EFFECT = "idemkey.no_effect"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class SaveOutcome:
+    """What the handler produced, as the ``save`` hook sees it."""
+
+    status: int
+    threw: bool
+    error: BaseException | None
+    no_effect: bool
+
+
+@dataclass(frozen=True)
+class IdempotencyErrorEvent:
+    """A failure the client cannot be told about: ``phase`` is ``claim``, ``renew``, ``save`` or ``release``."""
+
+    error: BaseException
+    phase: str
+    scope: str
+    key: str
+
+
+def mark_no_effect(target: Any) -> None:
+    """Says that the handler answering this request did nothing, so its key is released and a retry runs it again.
+    ``target`` is the Starlette/FastAPI ``Request`` or the ASGI scope. Without it, whatever the handler answers is
+    saved and replayed, and a handler that raises leaves the key outcome unknown (unless its error has
+    ``no_effect = True``)."""
+    scope = getattr(target, "scope", target)
+    marker = scope.get(_NO_EFFECT) if isinstance(scope, dict) else None
+    if not isinstance(marker, list):
+        raise TypeError("mark_no_effect(target) needs the Request (or ASGI scope) of a request the middleware covers")
+    marker.append(True)
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise TypeError(f"options.{name} must be a positive integer, got {value!r}")
+    return value
+
+
+def _names(name: str, value: Any, non_empty: bool) -> list[str]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or (non_empty and not value):
+        raise TypeError(f"options.{name} must be {'a non-empty' if non_empty else 'a'} list of names")
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not _TOKEN.match(item):
+            raise TypeError(f'options.{name}[{index}] must be an HTTP token such as "POST", got {item!r}')
+    return list(value)
+
+
+def _url(name: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not re.match(r"[A-Za-z][A-Za-z0-9+.-]*://\S+\Z", value) or re.search(
+        r'[<>"]', value
+    ):
+        raise TypeError(f'options.{name} must be an absolute URL such as "https://example.com/docs/", got {value!r}')
+    return value
+
+
+def _settle(said: bool | None, outcome: SaveOutcome) -> str:
+    """``save``, ``release`` or ``unknown``: the hook's word, else the rule that only the handler can say that nothing
+    happened (docs/integration-contract.md)."""
+    if said is not None:
+        return "save" if said else "release"
+    return "release" if outcome.no_effect else "unknown" if outcome.threw else "save"
+
+
+class IdempotencyMiddleware:
+    """ASGI middleware that makes POST and PATCH requests with an ``Idempotency-Key`` take effect once, with the
+    TypeScript middleware's options (in snake case) and answers: a retry gets the saved response with
+    ``Idempotent-Replayed: true``, a concurrent duplicate 409, the key reused for another request 422, problems as
+    ``application/problem+json``. ``scope`` is required: ``(asgi_scope) -> caller id`` (sync or async), or
+    ``"single-tenant"``.
+
+    ``app.add_middleware(IdempotencyMiddleware, store=sqlite_store("idem.db"), scope=account_of)`` in Starlette and
+    FastAPI; mount it after authentication, so that ``scope`` can name the caller.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        store: Any,
+        scope: Callable[[Scope], str | Awaitable[str]] | str | None = None,
+        methods: list[str] | tuple[str, ...] = ("POST", "PATCH"),
+        required: bool = True,
+        lease_ms: int = 30_000,
+        retention_ms: int = 24 * 60 * 60 * 1000,
+        max_response_bytes: int = 1024 * 1024,
+        max_body_bytes: int = 1024 * 1024,
+        problem_type_base: str | None = None,
+        docs_url: str | None = None,
+        keep_headers: list[str] | tuple[str, ...] = (),
+        save: Callable[[SaveOutcome], bool | None] | None = None,
+        rerun_after_takeover: bool = False,
+        save_retry_ms: int | None = None,
+        retry_after_seconds: int = 1,
+        on_error: Callable[[IdempotencyErrorEvent], None] | None = None,
+    ) -> None:
+        if any(not callable(getattr(store, method, None)) for method in _STORE_METHODS):
+            raise TypeError(
+                "options.store must be an idemkey store (memory_store(), sqlite_store(), ...) with claim, get, "
+                "update, delete and purge"
+            )
+        if scope is None:
+            raise TypeError(
+                "options.scope is required: a function naming the authenticated caller, scope=lambda s: account_id, "
+                "so that callers cannot replay or block one another's keys; or scope=\"single-tenant\" for one "
+                "global scope"
+            )
+        if not callable(scope) and scope != SINGLE_TENANT:
+            raise TypeError(f'options.scope must be a function (scope) -> str or "single-tenant", got {scope!r}')
+        for name, flag in (("required", required), ("rerun_after_takeover", rerun_after_takeover)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"options.{name} must be a bool, got {type(flag).__name__}")
+        for name, hook in (("save", save), ("on_error", on_error)):
+            if hook is not None and not callable(hook):
+                raise TypeError(f"options.{name} must be a function, got {type(hook).__name__}")
+        self._app = app
+        self._store = store
+        self._scope: Callable[[Scope], Any] = (lambda s: "") if scope == SINGLE_TENANT else scope  # type: ignore
+        self._methods = {m.upper() for m in _names("methods", methods, True)}
+        self._required = required
+        self._lease_ms = _positive_int("lease_ms", lease_ms)
+        self._retention_ms = _positive_int("retention_ms", retention_ms)
+        self._max_response_bytes = _positive_int("max_response_bytes", max_response_bytes)
+        self._max_body_bytes = _positive_int("max_body_bytes", max_body_bytes)
+        self._problem = problems(_url("problem_type_base", problem_type_base), _url("docs_url", docs_url))
+        self._keep = {*ALWAYS_KEPT_HEADERS, *(h.lower() for h in _names("keep_headers", keep_headers, False))}
+        self._save = save
+        self._rerun = rerun_after_takeover
+        self._save_retry_ms = _positive_int("save_retry_ms", 2 * self._lease_ms if save_retry_ms is None else
+                                            save_retry_ms)
+        self._retry_after = ("retry-after", str(_positive_int("retry_after_seconds", retry_after_seconds)))
+        self._on_error = on_error
+        # Saves still retrying after their first try: referenced, so that they are not collected mid-way.
+        self._background: set[asyncio.Task[Any]] = set()
+
+    def purge(self, *, batch_size: int = 1000) -> int:
+        """Removes every expired record of the store (harness records included: only expired records go)."""
+        removed = 0
+        while True:
+            gone = self._store.purge(batch_size)
+            removed += gone
+            if gone < batch_size:
+                return removed
+
+    async def _call(self, method: str, *args: Any) -> Any:
+        return await asyncio.to_thread(getattr(self._store, method), *args)
+
+    def _report(self, phase: str, error: BaseException, scope: str, key: str) -> None:
+        event = IdempotencyErrorEvent(error, phase, scope, key)
+        if self._on_error is not None:
+            try:
+                self._on_error(event)
+                return
+            except Exception:
+                pass
+        warnings.warn(f"{phase} failed for Idempotency-Key {key!r} (scope {scope!r}): {error!r}", IdemkeyWarning,
+                      stacklevel=2)
+
+    # --- one request ---------------------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        method = str(scope.get("method", "")).upper() if scope.get("type") == "http" else ""
+        if method not in self._methods:
+            await self._app(scope, receive, send)
+            return
+        fields = [value.decode("latin-1") for name, value in scope.get("headers", ()) if name.lower() ==
+                  b"idempotency-key"]
+        header = parse_key_header(fields)
+        if header.key is None:
+            if header.reason == "missing":
+                if not self._required:
+                    await self._app(scope, receive, send)
+                    return
+                await _write(send, self._problem(
+                    "key-missing",
+                    "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each "
+                    "operation, and the same value when you retry it."))
+                return
+            await _write(send, self._problem("key-invalid", f"{header.detail} {KEY_HEADER_RULE}"))
+            return
+        key = header.key
+        declared = _header(scope, b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._max_body_bytes:
+            await _write(send, self._too_large())
+            return
+        caller = self._scope(scope)
+        if inspect.isawaitable(caller):
+            caller = await caller
+        if not isinstance(caller, str):
+            raise TypeError(f"options.scope must return a string, got {type(caller).__name__}")
+        body = await _read_body(receive, self._max_body_bytes)
+        if body is None:
+            await _write(send, self._too_large())
+            return
+        target = _target(scope)
+        fingerprint = request_fingerprint(method, target, _header(scope, b"content-type"), body)
+        if isinstance(fingerprint, JsonRefusal):
+            where = "" if fingerprint.path == "" else f" (at {fingerprint.path})"
+            await _write(send, self._problem(
+                "body-invalid",
+                f"The JSON body cannot be told apart from another request: {fingerprint.refused}{where}. It was not "
+                "processed and the key was not used; send it as JSON with one value per member name."))
+            return
+        record_key = store_key(caller, key)
+        token = str(uuid.uuid4())
+        claim = ClaimInput(fingerprint, token, self._lease_ms, self._lease_ms + self._retention_ms, "pending",
+                           record_data(caller, key, method, target))
+        try:
+            claimed = await self._call("claim", record_key, claim)
+        except Exception as error:
+            self._report("claim", error, caller, key)
+            await _write(send, self._unavailable())
+            return
+        if claimed.status != "exists":
+            hold = _Hold(self, record_key, token, fingerprint, caller, key)
+            if claimed.status == "taken_over" and not self._rerun:
+                # The handler of the request taken over may have run: the key is recorded outcome unknown, keeping
+                # that request's token so that its late save may still settle it; nothing runs twice.
+                assert claimed.previous is not None
+                await hold.mark_unknown(claimed.previous)
+                await _write(send, outcome_unknown(self._problem))
+                return
+            hold.start()
+            await self._run(scope, body, receive, send, hold)
+            return
+        await _write(send, self._answer(claimed.record, fingerprint, caller, key))
+
+    def _answer(self, record: StoreRecord, fingerprint: str, caller: str, key: str) -> OwnerResponse:
+        if record.fingerprint != fingerprint:
+            return self._problem(
+                "key-reused",
+                "This Idempotency-Key was already used for a different request (another method, path or body). "
+                "Retry the original request unchanged, or send this one with a new key.")
+        if record.state == "outcome_unknown":
+            return outcome_unknown(self._problem)
+        if record.state != "completed":
+            return self._problem(
+                "key-in-flight",
+                "A request with this Idempotency-Key is still being processed. Retry the same request with the same "
+                "key after the Retry-After delay to get its result.", [self._retry_after])
+        try:
+            saved = decode_saved(record.result)
+        except (ValueError, KeyError, TypeError) as error:
+            self._report("claim", error, caller, key)
+            return self._unavailable()
+        response = saved if isinstance(saved, OwnerResponse) else self._problem(
+            "response-not-saved",
+            f"The request with this Idempotency-Key was processed (status {saved}), but its response was too large "
+            "to be saved, so it cannot be replayed. Do not send it again: look up its result instead.")
+        # A replay is final: the same answer comes back however often it is asked for.
+        headers = [h for h in response.headers if h[0] != SHOULD_RETRY]
+        return OwnerResponse(response.status, headers + [("idempotent-replayed", "true"), (SHOULD_RETRY, "false")],
+                             response.body)
+
+    async def _run(self, scope: Scope, body: bytes, receive: Receive, send: Send, hold: _Hold) -> None:
+        marker: list[bool] = []
+        scope = {**scope, _NO_EFFECT: marker}
+        delivered = False
+
+        async def replay_body() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        status, headers, chunks, size, done = 500, [], [], 0, False
+
+        async def capture(message: dict[str, Any]) -> None:
+            nonlocal status, headers, size, done
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in message.get("headers", ())]
+            elif message["type"] == "http.response.body" and not done:
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size <= self._max_response_bytes:
+                    chunks.append(chunk)
+                if not message.get("more_body", False):
+                    done = True
+                    kept = [(n, v) for n, v in headers if n in self._keep]
+                    saved = b"".join(chunks) if size <= self._max_response_bytes else None
+                    await hold.finish(status, kept, saved, False, None, bool(marker))
+            await send(message)
+
+        try:
+            await self._app(scope, replay_body, capture)
+        except BaseException as error:
+            if not done:
+                await hold.finish(500, [], b"", True, error, bool(marker))
+            raise
+        if not done:
+            # The app returned without finishing its response: nobody can say what it did.
+            await hold.finish(status, [], b"", True, None, bool(marker))
+
+    def _too_large(self) -> OwnerResponse:
+        return self._problem(
+            "body-too-large",
+            f"The request body is longer than the {self._max_body_bytes} bytes this server reads for a request with "
+            "an Idempotency-Key; it was not processed and the key was not used. Send a smaller body.")
+
+    def _unavailable(self) -> OwnerResponse:
+        return self._problem(
+            "store-unavailable",
+            "The server could not check this Idempotency-Key, so it did not process the request. Retry with the same "
+            "key after the Retry-After delay.", [self._retry_after])
+
+
+class _Hold:
+    """One request's hold on its key (the TypeScript claim layer's ``Hold`` and the middleware's ``Lock``): renews
+    the lease while the handler runs, then saves, releases or marks the key unknown, exactly once."""
+
+    def __init__(self, owner: IdempotencyMiddleware, record_key: str, token: str, fingerprint: str, scope: str,
+                 key: str) -> None:
+        self.o = owner
+        self.record_key = record_key
+        self.token = token
+        self.fingerprint = fingerprint
+        self.scope = scope
+        self.key = key
+        self.expect = Expect(token=token, state="pending")
+        self.renewal: asyncio.Task[None] | None = None
+        self.lost = False
+        self.finished = False
+
+    def start(self) -> None:
+        self.renewal = asyncio.create_task(self._renew())
+
+    def stop(self) -> None:
+        if self.renewal is not None:
+            self.renewal.cancel()
+            self.renewal = None
+
+    async def _renew(self) -> None:
+        o = self.o
+        while True:
+            await asyncio.sleep(o._lease_ms / 3000)
+            try:
+                renewed = await o._call("update", self.record_key, self.expect,
+                                        Patch(lease_ms=o._lease_ms, ttl_ms=o._lease_ms + o._retention_ms))
+            except Exception as error:
+                # The store is down: the next renewal may still come before the lease runs out.
+                o._report("renew", error, self.scope, self.key)
+                continue
+            if renewed is None:
+                self.lost = True
+                o._report("renew", LeaseLostError(self.key), self.scope, self.key)
+                return
+
+    async def mark_unknown(self, taken_from: StoreRecord | None = None) -> None:
+        o = self.o
+        if taken_from is None:
+            patch = Patch(state="outcome_unknown", token=None, lease_ms=None, ttl_ms=o._retention_ms)
+        else:
+            event = {"type": "taken_over", "at": now_ms()}
+            patch = Patch(state="outcome_unknown", token=taken_from.token, lease_ms=None, ttl_ms=o._retention_ms,
+                          data=with_owner_event(taken_from.data, event))
+        try:
+            await o._call("update", self.record_key, self.expect, patch)
+        except Exception as error:
+            # Left pending: it lapses with its lease, and the retry that takes it over gets the same answer.
+            o._report("save", error, self.scope, self.key)
+        finally:
+            self.stop()
+
+    async def finish(self, status: int, headers: list[tuple[str, str]], body: bytes | None, threw: bool,
+                     error: BaseException | None, marked: bool) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        o = self.o
+        outcome = SaveOutcome(status, threw, error,
+                              marked or (threw and getattr(error, "no_effect", None) is True))
+        said = None
+        if o._save is not None:
+            try:
+                said = o._save(outcome)
+            except Exception as hook_error:
+                o._report("save", hook_error, self.scope, self.key)
+        settled = _settle(said, outcome)
+        if settled == "release":
+            self.stop()
+            try:
+                await o._call("delete", self.record_key, self.expect)
+            except Exception as release_error:
+                # The key stays blocked until its lease runs out; then a retry takes it over.
+                o._report("release", release_error, self.scope, self.key)
+            return
+        if settled == "unknown":
+            await self.mark_unknown()
+            return
+        if body is None:
+            # The effect happened: the key is marked done without a response rather than released.
+            await self._complete(encode_not_saved(status, "too_large"))
+            o._report("save", ResponseTooLargeError(self.key, status, o._max_response_bytes), self.scope, self.key)
+            return
+        await self._complete(encode_saved(OwnerResponse(status, headers, body)))
+
+    async def _complete(self, result: str) -> None:
+        """The save-retry rule: the response waits for the first try only; later tries go on in the background, with
+        backoff and the lease renewed, for ``save_retry_ms``."""
+        answered = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._save(result, answered))
+        self.o._background.add(task)
+        task.add_done_callback(self.o._background.discard)
+        await asyncio.shield(answered)
+
+    async def _save(self, result: str, answered: asyncio.Future[None]) -> None:
+        o = self.o
+        patch = Patch(state="completed", token=None, lease_ms=None, result=result, ttl_ms=o._retention_ms)
+        expect = self.expect
+        waited, delay, failed = 0, _FIRST_BACKOFF_MS, False
+
+        def answer() -> None:
+            if not answered.done():
+                answered.set_result(None)
+
+        try:
+            while True:
+                why: BaseException | None = None
+                try:
+                    saved = await o._call("update", self.record_key, expect, patch)
+                    if saved is not None:
+                        return
+                    now = await o._call("get", self.record_key)
+                    if failed and now is not None and now.state == "completed" and now.result == result:
+                        return  # an earlier try was applied, its reply lost
+                    late = (not o._rerun and expect is self.expect and now is not None
+                            and now.state == "outcome_unknown" and now.token == self.token)
+                    if late:
+                        # Taken over and recorded unknown under this token: this save settles it (a late save).
+                        expect = Expect(token=self.token, state="outcome_unknown")
+                        event = {"type": "resolved", "at": now_ms(), "how": "late_completion"}
+                        patch = Patch(state="completed", token=None, lease_ms=None, result=result,
+                                      ttl_ms=o._retention_ms, data=with_owner_event(now.data, event))
+                        continue
+                    busy = (not o._rerun and expect is self.expect and now is not None and now.state == "pending"
+                            and now.fingerprint == self.fingerprint and now.token != self.token)
+                    if not busy:
+                        if not self.lost:
+                            o._report("save", LeaseLostError(self.key), self.scope, self.key)
+                        return
+                    # A taker that has not recorded the outcome unknown yet: wait for it, within the budget.
+                except Exception as error:
+                    failed, why = True, error
+                if waited >= o._save_retry_ms:
+                    # Given up: the key stays locked (pending), so a retry after the lease gets outcome-unknown.
+                    if why is not None:
+                        o._report("save", why, self.scope, self.key)
+                    return
+                answer()
+                pause = min(delay, o._save_retry_ms - waited)
+                await asyncio.sleep(pause / 1000)
+                waited += pause
+                delay = min(delay * 2, max(_FIRST_BACKOFF_MS, o._lease_ms // 3))
+        finally:
+            self.stop()
+            answer()
+
+
+# --- ASGI plumbing -----------------------------------------------------------------------------------------------
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for field, value in scope.get("headers", ()):
+        if field.lower() == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def _target(scope: Scope) -> str:
+    """The path and query as the client sent them."""
+    raw = scope.get("raw_path")
+    path = raw.decode("latin-1") if raw else scope.get("root_path", "") + scope.get("path", "/")
+    query = scope.get("query_string", b"")
+    return f"{path}?{query.decode('latin-1')}" if query else path
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole body, or ``None`` once it passes ``limit`` (the rest is left unread)."""
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        total += len(chunk)
+        if total > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _write(send: Send, response: OwnerResponse) -> None:
+    body = b"" if response.status in _NULL_BODY else response.body
+    headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers]
+    if response.status not in _NULL_BODY:
+        headers.append((b"content-length", str(len(body)).encode()))
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
