@@ -99,7 +99,12 @@ describe.skipIf(noPython)("the ASGI middleware and the TypeScript middleware on 
       // Another body under the key is another request, in either language; another caller's key is its own.
       expect((await ts.send("k1", "a", '{"amount": 501}')).status).toBe(422);
       const servedByTs = await ts.send("k2", "a", body);
-      expect(servedByTs).toEqual({ status: 201, body: { charge: 2, by: "ts" }, replayed: null, location: "/c/2" });
+      expect(servedByTs).toEqual({
+        status: 201,
+        body: { charge: 2, by: "ts" },
+        replayed: null,
+        location: "/c/2",
+      });
     } finally {
       await ts.close();
     }
@@ -125,7 +130,12 @@ describe.skipIf(noPython)("the ASGI middleware and the TypeScript middleware on 
 
   it("gives every request the TypeScript fingerprint, or the same refusal at the same place", () => {
     const cases: [string, string, string | undefined, string][] = [
-      ["post", "/a?b=1", "application/json", '{"b": [1, 2.50, -0, 1e21, 9007199254740993], "a": "€\\u0001\\n"}'],
+      [
+        "post",
+        "/a?b=1",
+        "application/json",
+        '{"b": [1, 2.50, -0, 1e21, 9007199254740993], "a": "€\\u0001\\n"}',
+      ],
       ["POST", "/a", "application/json", '{"\\ud83d\\ude00": null, "z": 0.000120e-3, "y": -12300}'],
       ["POST", "/x", "application/vnd.api+json; charset=utf-8", '\ufeff{"z":{"y":[true,false,1E400]}}'],
       ["PATCH", "/x", "text/plain", "hello"],
