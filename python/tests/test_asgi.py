@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import anyio
@@ -19,6 +20,7 @@ from starlette.testclient import TestClient
 
 from idemkey.asgi import IdempotencyMiddleware, mark_no_effect, request_fingerprint, store_key
 from idemkey.store import ClaimInput, memory_store
+from stores import factories
 
 PROBLEMS = "https://idemkey.dev/problems/"
 
@@ -31,6 +33,23 @@ class Events:
 
     def __call__(self, event: Any) -> None:
         self.seen.append(event)
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", "redis"])
+def new_store(request: Any, tmp_path_factory: Any) -> Any:
+    """Makes stores of one kind (each test that takes it runs on every store), closed (dropped) after the test."""
+    found = factories(tmp_path_factory)
+    if request.param not in found:
+        pytest.fail(f"the {request.param} store's module is missing")
+    made: list[Any] = []
+
+    def make(clock: Any = None) -> Any:
+        made.append(found[request.param](clock))
+        return made[-1]
+
+    yield make
+    for store in made:
+        store.close()
 
 
 def make_app(store: Any, effects: list[Any], **options: Any) -> Starlette:
@@ -107,9 +126,9 @@ def problem(response: Any) -> dict[str, Any]:
     return body
 
 
-def test_a_retry_gets_the_saved_response_and_the_handler_runs_once() -> None:
+def test_a_retry_gets_the_saved_response_and_the_handler_runs_once(new_store: Any) -> None:
     effects: list[Any] = []
-    c = client(make_app(memory_store(), effects, keep_headers=["X-Cost"]))
+    c = client(make_app(new_store(), effects, keep_headers=["X-Cost"]))
     first = post(c, "/charges", "k1")
     again = post(c, "/charges", "k1")
     assert (first.status_code, first.json()) == (201, {"charge": 1, "amount": 500})
@@ -136,9 +155,9 @@ def test_a_json_body_counts_as_its_value_member_order_and_whitespace_apart() -> 
     assert len(effects) == 1
 
 
-def test_the_same_key_for_another_request_is_422() -> None:
+def test_the_same_key_for_another_request_is_422(new_store: Any) -> None:
     effects: list[Any] = []
-    c = client(make_app(memory_store(), effects))
+    c = client(make_app(new_store(), effects))
     assert post(c, "/charges", "k1").status_code == 201
     other_body = post(c, "/charges", "k1", {"amount": 501})
     other_path = post(c, "/charges?x=1", "k1")
@@ -150,7 +169,7 @@ def test_the_same_key_for_another_request_is_422() -> None:
     assert len(effects) == 1
 
 
-def test_the_same_key_while_the_first_runs_is_409_with_retry_after_never_two_handlers() -> None:
+def test_the_same_key_while_the_first_runs_is_409_with_retry_after_never_two_handlers(new_store: Any) -> None:
     effects: list[Any] = []
     started, release = threading.Event(), threading.Event()
 
@@ -161,7 +180,7 @@ def test_the_same_key_while_the_first_runs_is_409_with_retry_after_never_two_han
         return JSONResponse({"done": True}, status_code=201)
 
     app = Starlette(routes=[Route("/slow", slow, methods=["POST"])],
-                    middleware=[Middleware(IdempotencyMiddleware, store=memory_store(), scope="single-tenant",
+                    middleware=[Middleware(IdempotencyMiddleware, store=new_store(), scope="single-tenant",
                                            retry_after_seconds=2)])
     c = client(app)
     results: list[Any] = []
@@ -260,9 +279,9 @@ def test_an_async_scope_is_awaited_and_a_scope_that_is_not_a_string_is_an_error(
     assert len(effects) == 1
 
 
-def test_a_handler_that_throws_leaves_the_key_outcome_unknown_and_never_runs_again() -> None:
+def test_a_handler_that_throws_leaves_the_key_outcome_unknown_and_never_runs_again(new_store: Any) -> None:
     effects: list[Any] = []
-    store = memory_store()
+    store = new_store()
     c = client(make_app(store, effects))
     assert post(c, "/boom", "k").status_code == 500
     retry = post(c, "/boom", "k")
@@ -274,9 +293,9 @@ def test_a_handler_that_throws_leaves_the_key_outcome_unknown_and_never_runs_aga
     assert (record.state, record.token) == ("outcome_unknown", None)
 
 
-def test_a_handler_that_says_it_did_nothing_releases_the_key_and_the_retry_runs() -> None:
+def test_a_handler_that_says_it_did_nothing_releases_the_key_and_the_retry_runs(new_store: Any) -> None:
     effects: list[Any] = []
-    store = memory_store()
+    store = new_store()
     c = client(make_app(store, effects))
     assert [post(c, "/nothing", "k").status_code for _ in range(2)] == [500, 500]
     assert [post(c, "/marked", "m").status_code for _ in range(2)] == [503, 503]
@@ -301,9 +320,9 @@ def test_the_save_hook_decides_and_a_failing_hook_keeps_the_default() -> None:
     assert [(e.phase, type(e.error).__name__) for e in events.seen] == [("save", "ValueError")]
 
 
-def test_a_streamed_response_passes_through_and_is_saved_whole() -> None:
+def test_a_streamed_response_passes_through_and_is_saved_whole(new_store: Any) -> None:
     effects: list[Any] = []
-    c = client(make_app(memory_store(), effects))
+    c = client(make_app(new_store(), effects))
     first = post(c, "/stream?size=3", "k")
     again = post(c, "/stream?size=3", "k")
     assert first.text == "chunk 0\nchunk 1\nchunk 2\n"
@@ -312,9 +331,9 @@ def test_a_streamed_response_passes_through_and_is_saved_whole() -> None:
     assert effects == ["stream"]
 
 
-def test_a_binary_body_is_saved_as_base64_and_replayed_byte_for_byte() -> None:
+def test_a_binary_body_is_saved_as_base64_and_replayed_byte_for_byte(new_store: Any) -> None:
     effects: list[Any] = []
-    store = memory_store()
+    store = new_store()
     c = client(make_app(store, effects))
     first = post(c, "/binary", "k")
     assert post(c, "/binary", "k").content == first.content == bytes(range(256))
@@ -386,10 +405,10 @@ def test_the_store_failing_is_503_and_the_handler_never_runs_without_the_lock() 
     assert [e.phase for e in events.seen] == ["claim"]
 
 
-def test_a_retry_that_takes_over_a_lapsed_key_answers_outcome_unknown_and_never_reruns() -> None:
+def test_a_retry_that_takes_over_a_lapsed_key_answers_outcome_unknown_and_never_reruns(new_store: Any) -> None:
     effects: list[Any] = []
     now = [1_000_000]
-    store = memory_store(clock=lambda: now[0])
+    store = new_store(lambda: now[0])
     body = b'{"amount":500}'
     fingerprint = request_fingerprint("POST", "/charges", "application/json", body)
     assert isinstance(fingerprint, str)
@@ -416,7 +435,7 @@ def test_problem_type_base_and_docs_url_shape_every_problem() -> None:
     assert response.headers["link"] == '<https://api.example.com/docs/idempotency>; rel="describedby"'
 
 
-def test_a_stalled_request_taken_over_saves_late_and_later_retries_replay_it() -> None:
+def test_a_stalled_request_taken_over_saves_late_and_later_retries_replay_it(new_store: Any) -> None:
     effects: list[Any] = []
     now = [1_000_000]
     started, release = threading.Event(), threading.Event()
@@ -427,7 +446,7 @@ def test_a_stalled_request_taken_over_saves_late_and_later_retries_replay_it() -
         await anyio.to_thread.run_sync(release.wait)
         return JSONResponse({"done": True}, status_code=201)
 
-    store = memory_store(clock=lambda: now[0])
+    store = new_store(lambda: now[0])
     app = Starlette(routes=[Route("/stalled", stalled, methods=["POST"])],
                     middleware=[Middleware(IdempotencyMiddleware, store=store, scope="single-tenant")])
     c = client(app)
@@ -447,3 +466,155 @@ def test_a_stalled_request_taken_over_saves_late_and_later_retries_replay_it() -
     events = json.loads(record.data or "{}")["events"]
     assert [(e["type"], e.get("how")) for e in events] == [("taken_over", None), ("resolved", "late_completion")]
     assert effects == ["stalled"]
+
+
+def test_an_expired_key_runs_again_and_purge_removes_expired_records_in_batches(new_store: Any) -> None:
+    effects: list[Any] = []
+    now = [1_000_000]
+    store = new_store(lambda: now[0])
+    app = make_app(store, effects, retention_ms=60_000)
+    c = client(app)
+    post(c, "/charges", "k")
+    now[0] += 59_999
+    assert post(c, "/charges", "k").headers["idempotent-replayed"] == "true"
+    now[0] += 1
+    again = post(c, "/charges", "k")
+    assert (again.status_code, "idempotent-replayed" in again.headers) == (201, False)
+    for i in range(5):
+        post(c, "/charges", f"old-{i}")
+    now[0] += 60_000
+    middleware = app.build_middleware_stack()
+    while not isinstance(middleware, IdempotencyMiddleware):
+        middleware = middleware.app
+    assert middleware.purge(batch_size=2) == 6
+    assert store.list(prefix="http:") == []
+    assert len(effects) == 7
+
+
+def test_a_5xx_the_handler_answered_is_saved_and_replayed(new_store: Any) -> None:
+    effects: list[Any] = []
+
+    async def refused(request: Request) -> Response:
+        effects.append("refused")
+        return JSONResponse({"error": "card declined upstream"}, status_code=502)
+
+    app = Starlette(routes=[Route("/x", refused, methods=["POST"])],
+                    middleware=[Middleware(IdempotencyMiddleware, store=new_store(), scope="single-tenant")])
+    c = client(app)
+    first, again = post(c, "/x", "k"), post(c, "/x", "k")
+    assert (first.status_code, again.status_code, again.headers["idempotent-replayed"]) == (502, 502, "true")
+    assert again.content == first.content and effects == ["refused"]
+
+
+class Flaky:
+    """A store whose completions fail as told (`fail_completions` times, or their reply lost after being applied),
+    and which says when a completion landed."""
+
+    def __init__(self, inner: Any, fail_completions: int = 0, lose_reply: bool = False) -> None:
+        self.inner = inner
+        self.failures_left = fail_completions
+        self.lose_reply = lose_reply
+        self.tries = 0
+        self.completed = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def update(self, key: str, expect: Any, patch: Any) -> Any:
+        completion = patch.state == "completed"
+        if completion:
+            self.tries += 1
+            if self.failures_left > 0:
+                self.failures_left -= 1
+                raise ConnectionError("store down")
+        updated = self.inner.update(key, expect, patch)
+        if completion and updated is not None:
+            self.completed.set()
+            if self.lose_reply:
+                self.lose_reply = False
+                raise ConnectionError("connection reset after the write")
+        return updated
+
+
+@pytest.mark.parametrize("lose_reply", [False, True], ids=["store down", "reply lost"])
+def test_a_failed_save_is_retried_in_the_background_so_the_retry_replays(new_store: Any, lose_reply: bool) -> None:
+    effects: list[Any] = []
+    events = Events()
+    store = Flaky(new_store(), 0 if lose_reply else 3, lose_reply)
+    # One event loop for every request, as a server has: the save's later tries go on in it.
+    with TestClient(make_app(store, effects, on_error=events), raise_server_exceptions=False) as c:
+        first = post(c, "/charges", "k")
+        assert first.status_code == 201
+        assert store.completed.wait(10)
+        if lose_reply:
+            # The second try finds the first applied: nothing to report, and it stops.
+            deadline = time.monotonic() + 20  # only a save that never retries gets here
+            while store.tries < 2 and time.monotonic() < deadline:
+                store.completed.wait(0.01)
+        retry = post(c, "/charges", "k")
+    assert (retry.status_code, retry.headers["idempotent-replayed"], retry.content) == (201, "true", first.content)
+    assert len(effects) == 1
+    assert store.tries == (2 if lose_reply else 4)
+    assert events.seen == []
+
+
+def test_only_the_configured_methods_are_covered() -> None:
+    effects: list[Any] = []
+    c = client(make_app(memory_store(), effects, methods=["patch"]))
+    assert [post(c, "/charges", "k").status_code for _ in range(2)] == [201, 201]
+    patched = [c.patch("/charges", json={"amount": 1}, headers={"idempotency-key": "k"}) for _ in range(2)]
+    assert patched[1].headers["idempotent-replayed"] == "true"
+    assert len(effects) == 3
+
+
+def test_a_key_of_exactly_255_printable_characters_is_accepted() -> None:
+    effects: list[Any] = []
+    c = client(make_app(memory_store(), effects))
+    key = "".join(chr(0x20 + i % 95) for i in range(255)).replace(",", ".")
+    assert post(c, "/charges", key).status_code == 201
+    assert post(c, "/charges", key).headers["idempotent-replayed"] == "true"
+
+
+def test_with_rerun_after_takeover_a_retry_that_takes_over_runs_the_handler_again(new_store: Any) -> None:
+    effects: list[Any] = []
+    now = [1_000_000]
+    store = new_store(lambda: now[0])
+    body = b'{"amount":500}'
+    fingerprint = request_fingerprint("POST", "/charges", "application/json", body)
+    assert isinstance(fingerprint, str)
+    store.claim(store_key("", "k"), ClaimInput(fingerprint, "dead-token", 10, 1000))
+    now[0] += 100
+    c = client(make_app(store, effects, rerun_after_takeover=True))
+    retry = c.post("/charges", content=body, headers={"idempotency-key": "k", "content-type": "application/json"})
+    assert retry.status_code == 201
+    assert post(c, "/charges", "k").headers["idempotent-replayed"] == "true"
+    assert len(effects) == 1
+
+
+def test_the_lease_is_renewed_while_the_handler_runs(new_store: Any) -> None:
+    effects: list[Any] = []
+    store = new_store()
+    renewed = threading.Event()
+
+    async def long(request: Request) -> Response:
+        effects.append("long")
+        (record,) = store.list(prefix="http:")
+        # Waits on the store itself: the handler returns once its lease was seen moving, however long that takes.
+        def watch() -> None:
+            deadline = time.monotonic() + 20  # only a broken renewal gets here
+            while not renewed.is_set() and time.monotonic() < deadline:
+                (now,) = store.list(prefix="http:")
+                if now.lease_until != record.lease_until:
+                    renewed.set()
+                else:
+                    renewed.wait(0.02)
+        await anyio.to_thread.run_sync(watch)
+        return JSONResponse({"done": True}, status_code=201)
+
+    app = Starlette(routes=[Route("/long", long, methods=["POST"])],
+                    middleware=[Middleware(IdempotencyMiddleware, store=store, scope="single-tenant", lease_ms=150)])
+    c = client(app)
+    assert post(c, "/long", "k").status_code == 201
+    assert renewed.is_set()
+    assert post(c, "/long", "k").headers["idempotent-replayed"] == "true"
+    assert effects == ["long"]
