@@ -254,9 +254,12 @@ class IdempotencyMiddleware:
         if not isinstance(caller, str):
             raise TypeError(f"options.scope must return a string, got {type(caller).__name__}")
         body = await _read_body(receive, self._max_body_bytes)
+        if body is _GONE:
+            return  # the client left before its body arrived: nothing was claimed, nobody is waiting for an answer
         if body is None:
             await _write(send, self._too_large())
             return
+        assert isinstance(body, bytes)
         target = _target(scope)
         fingerprint = request_fingerprint(method, target, _header(scope, b"content-type"), body)
         if isinstance(fingerprint, JsonRefusal):
@@ -541,14 +544,18 @@ def _target(scope: Scope) -> str:
     return f"{path}?{query.decode('latin-1')}" if query else path
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole body, or ``None`` once it passes ``limit`` (the rest is left unread)."""
+_GONE = object()
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | object | None:
+    """The whole body, ``None`` once it passes ``limit`` (the rest is left unread), or ``_GONE`` when the client
+    disconnected before it was all there."""
     chunks: list[bytes] = []
     total = 0
     while True:
         message = await receive()
         if message["type"] != "http.request":
-            return b"".join(chunks)
+            return _GONE
         chunk = message.get("body", b"")
         total += len(chunk)
         if total > limit:
@@ -561,7 +568,7 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 async def _write(send: Send, response: OwnerResponse) -> None:
     body = b"" if response.status in _NULL_BODY else response.body
     headers = [(n.encode("latin-1"), v.encode("latin-1")) for n, v in response.headers]
-    if response.status not in _NULL_BODY:
+    if response.status not in _NULL_BODY and all(name != b"content-length" for name, _ in headers):
         headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": response.status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

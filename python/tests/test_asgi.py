@@ -618,3 +618,24 @@ def test_the_lease_is_renewed_while_the_handler_runs(new_store: Any) -> None:
     assert renewed.is_set()
     assert post(c, "/long", "k").headers["idempotent-replayed"] == "true"
     assert effects == ["long"]
+
+
+def test_a_client_gone_before_its_body_arrived_claims_nothing_and_runs_nothing() -> None:
+    import asyncio
+
+    effects: list[Any] = []
+    store = memory_store()
+    middleware = IdempotencyMiddleware(make_app(store, effects), store=store, scope="single-tenant")
+    messages = [{"type": "http.request", "body": b'{"amount":', "more_body": True}, {"type": "http.disconnect"}]
+    sent: list[Any] = []
+
+    async def receive() -> Any:
+        return messages.pop(0)
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/charges", "raw_path": b"/charges", "query_string": b"",
+             "headers": [(b"idempotency-key", b"k"), (b"content-type", b"application/json")]}
+    asyncio.run(middleware(scope, receive, send))
+    assert (sent, effects, store.list()) == ([], [], [])
