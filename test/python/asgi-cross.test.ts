@@ -128,6 +128,57 @@ describe.skipIf(noPython)("the ASGI middleware and the TypeScript middleware on 
     ]);
   }, 60_000);
 
+  it("a request running in TypeScript is in flight for Python (409 key-in-flight), and its response then replays there", async () => {
+    const db = join(dir, "in-flight.db");
+    const effects = join(dir, "in-flight.jsonl");
+    const store = sqliteStore(db);
+    let entered: () => void = () => {};
+    const inHandler = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let open: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    const app = new Hono();
+    app.use("/charges", idempotency({ store, scope: "single-tenant" }));
+    app.post("/charges", async (c) => {
+      entered();
+      await gate;
+      appendFileSync(effects, `${JSON.stringify({ by: "ts", amount: 500 })}\n`);
+      return c.json({ charge: 1, by: "ts" }, 201);
+    });
+    const body = '{"amount": 500}';
+    try {
+      const running = app.request("/charges", {
+        method: "POST",
+        body,
+        headers: { "idempotency-key": "k", "content-type": "application/json" },
+      });
+      await inHandler;
+      const [busy] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
+      expect(busy).toEqual({
+        status: 409,
+        body: expect.objectContaining({ type: "https://idemkey.dev/problems/key-in-flight", status: 409 }),
+        replayed: null,
+        location: null,
+      });
+      open();
+      expect((await running).status).toBe(201);
+      const [replayed] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
+      expect(replayed).toEqual({
+        status: 201,
+        body: { charge: 1, by: "ts" },
+        replayed: "true",
+        location: null,
+      });
+      expect(effectLines(effects)).toEqual([{ by: "ts", amount: 500 }]);
+    } finally {
+      open();
+      await store.close();
+    }
+  }, 60_000);
+
   it("gives every request the TypeScript fingerprint, or the same refusal at the same place", () => {
     const cases: [string, string, string | undefined, string][] = [
       [
