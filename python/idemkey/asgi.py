@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .errors import IdemkeyWarning, LeaseLostError, ResponseTooLargeError
+from .errors import IdemkeyWarning
 from .exact_json import JsonRefusal
 from .owner import (
     ALWAYS_KEPT_HEADERS,
@@ -26,17 +26,15 @@ from .owner import (
     SHOULD_RETRY,
     OwnerResponse,
     decode_saved,
-    encode_not_saved,
-    encode_saved,
     outcome_unknown,
     parse_key_header,
     problems,
     record_data,
     request_fingerprint,
     store_key,
-    with_owner_event,
 )
-from .store import ClaimInput, Expect, Patch, StoreRecord, now_ms
+from .owner_hold import HoldOptions, OwnerHold, SaveOutcome
+from .store import ClaimInput, StoreRecord
 
 __all__ = [
     "IdempotencyErrorEvent",
@@ -54,22 +52,11 @@ SINGLE_TENANT = "single-tenant"
 _STORE_METHODS = ("claim", "get", "update", "delete", "purge")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _NULL_BODY = {101, 103, 204, 205, 304}
-_FIRST_BACKOFF_MS = 50
 _NO_EFFECT = "idemkey.no_effect"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class SaveOutcome:
-    """What the handler produced, as the ``save`` hook sees it."""
-
-    status: int
-    threw: bool
-    error: BaseException | None
-    no_effect: bool
 
 
 @dataclass(frozen=True)
@@ -117,14 +104,6 @@ def _url(name: str, value: Any) -> str | None:
     ):
         raise TypeError(f'options.{name} must be an absolute URL such as "https://example.com/docs/", got {value!r}')
     return value
-
-
-def _settle(said: bool | None, outcome: SaveOutcome) -> str:
-    """``save``, ``release`` or ``unknown``: the hook's word, else the rule that only the handler can say that nothing
-    happened (docs/integration-contract.md)."""
-    if said is not None:
-        return "save" if said else "release"
-    return "release" if outcome.no_effect else "unknown" if outcome.threw else "save"
 
 
 class IdempotencyMiddleware:
@@ -195,8 +174,10 @@ class IdempotencyMiddleware:
                                             save_retry_ms)
         self._retry_after = ("retry-after", str(_positive_int("retry_after_seconds", retry_after_seconds)))
         self._on_error = on_error
-        # Saves still retrying after their first try: referenced, so that they are not collected mid-way.
-        self._background: set[asyncio.Task[Any]] = set()
+        self._hold_options = HoldOptions(
+            call=self._call, report=self._report, lease_ms=self._lease_ms, retention_ms=self._retention_ms,
+            save_retry_ms=self._save_retry_ms, max_response_bytes=self._max_response_bytes,
+            rerun_after_takeover=self._rerun, save=self._save, background=set())
 
     def purge(self, *, batch_size: int = 1000) -> int:
         """Removes every expired record of the store (harness records included: only expired records go)."""
@@ -280,7 +261,7 @@ class IdempotencyMiddleware:
             await _write(send, self._unavailable())
             return
         if claimed.status != "exists":
-            hold = _Hold(self, record_key, token, fingerprint, caller, key)
+            hold = OwnerHold(self._hold_options, record_key, token, fingerprint, caller, key)
             if claimed.status == "taken_over" and not self._rerun:
                 # The handler of the request taken over may have run: the key is recorded outcome unknown, keeping
                 # that request's token so that its late save may still settle it; nothing runs twice.
@@ -320,7 +301,7 @@ class IdempotencyMiddleware:
         return OwnerResponse(response.status, headers + [("idempotent-replayed", "true"), (SHOULD_RETRY, "false")],
                              response.body)
 
-    async def _run(self, scope: Scope, body: bytes, receive: Receive, send: Send, hold: _Hold) -> None:
+    async def _run(self, scope: Scope, body: bytes, receive: Receive, send: Send, hold: OwnerHold) -> None:
         marker: list[bool] = []
         scope = {**scope, _NO_EFFECT: marker}
         delivered = False
@@ -372,158 +353,6 @@ class IdempotencyMiddleware:
             "store-unavailable",
             "The server could not check this Idempotency-Key, so it did not process the request. Retry with the same "
             "key after the Retry-After delay.", [self._retry_after])
-
-
-class _Hold:
-    """One request's hold on its key (the TypeScript claim layer's ``Hold`` and the middleware's ``Lock``): renews
-    the lease while the handler runs, then saves, releases or marks the key unknown, exactly once."""
-
-    def __init__(self, owner: IdempotencyMiddleware, record_key: str, token: str, fingerprint: str, scope: str,
-                 key: str) -> None:
-        self.o = owner
-        self.record_key = record_key
-        self.token = token
-        self.fingerprint = fingerprint
-        self.scope = scope
-        self.key = key
-        self.expect = Expect(token=token, state="pending")
-        self.renewal: asyncio.Task[None] | None = None
-        self.lost = False
-        self.finished = False
-
-    def start(self) -> None:
-        self.renewal = asyncio.create_task(self._renew())
-
-    def stop(self) -> None:
-        if self.renewal is not None:
-            self.renewal.cancel()
-            self.renewal = None
-
-    async def _renew(self) -> None:
-        o = self.o
-        while True:
-            await asyncio.sleep(o._lease_ms / 3000)
-            try:
-                renewed = await o._call("update", self.record_key, self.expect,
-                                        Patch(lease_ms=o._lease_ms, ttl_ms=o._lease_ms + o._retention_ms))
-            except Exception as error:
-                # The store is down: the next renewal may still come before the lease runs out.
-                o._report("renew", error, self.scope, self.key)
-                continue
-            if renewed is None:
-                self.lost = True
-                o._report("renew", LeaseLostError(self.key), self.scope, self.key)
-                return
-
-    async def mark_unknown(self, taken_from: StoreRecord | None = None) -> None:
-        o = self.o
-        if taken_from is None:
-            patch = Patch(state="outcome_unknown", token=None, lease_ms=None, ttl_ms=o._retention_ms)
-        else:
-            event = {"type": "taken_over", "at": now_ms()}
-            patch = Patch(state="outcome_unknown", token=taken_from.token, lease_ms=None, ttl_ms=o._retention_ms,
-                          data=with_owner_event(taken_from.data, event))
-        try:
-            await o._call("update", self.record_key, self.expect, patch)
-        except Exception as error:
-            # Left pending: it lapses with its lease, and the retry that takes it over gets the same answer.
-            o._report("save", error, self.scope, self.key)
-        finally:
-            self.stop()
-
-    async def finish(self, status: int, headers: list[tuple[str, str]], body: bytes | None, threw: bool,
-                     error: BaseException | None, marked: bool) -> None:
-        if self.finished:
-            return
-        self.finished = True
-        o = self.o
-        outcome = SaveOutcome(status, threw, error,
-                              marked or (threw and getattr(error, "no_effect", None) is True))
-        said = None
-        if o._save is not None:
-            try:
-                said = o._save(outcome)
-            except Exception as hook_error:
-                o._report("save", hook_error, self.scope, self.key)
-        settled = _settle(said, outcome)
-        if settled == "release":
-            self.stop()
-            try:
-                await o._call("delete", self.record_key, self.expect)
-            except Exception as release_error:
-                # The key stays blocked until its lease runs out; then a retry takes it over.
-                o._report("release", release_error, self.scope, self.key)
-            return
-        if settled == "unknown":
-            await self.mark_unknown()
-            return
-        if body is None:
-            # The effect happened: the key is marked done without a response rather than released.
-            await self._complete(encode_not_saved(status, "too_large"))
-            o._report("save", ResponseTooLargeError(self.key, status, o._max_response_bytes), self.scope, self.key)
-            return
-        await self._complete(encode_saved(OwnerResponse(status, headers, body)))
-
-    async def _complete(self, result: str) -> None:
-        """The save-retry rule: the response waits for the first try only; later tries go on in the background, with
-        backoff and the lease renewed, for ``save_retry_ms``."""
-        answered = asyncio.get_running_loop().create_future()
-        task = asyncio.create_task(self._save(result, answered))
-        self.o._background.add(task)
-        task.add_done_callback(self.o._background.discard)
-        await asyncio.shield(answered)
-
-    async def _save(self, result: str, answered: asyncio.Future[None]) -> None:
-        o = self.o
-        patch = Patch(state="completed", token=None, lease_ms=None, result=result, ttl_ms=o._retention_ms)
-        expect = self.expect
-        waited, delay, failed = 0, _FIRST_BACKOFF_MS, False
-
-        def answer() -> None:
-            if not answered.done():
-                answered.set_result(None)
-
-        try:
-            while True:
-                why: BaseException | None = None
-                try:
-                    saved = await o._call("update", self.record_key, expect, patch)
-                    if saved is not None:
-                        return
-                    now = await o._call("get", self.record_key)
-                    if failed and now is not None and now.state == "completed" and now.result == result:
-                        return  # an earlier try was applied, its reply lost
-                    late = (not o._rerun and expect is self.expect and now is not None
-                            and now.state == "outcome_unknown" and now.token == self.token)
-                    if late:
-                        # Taken over and recorded unknown under this token: this save settles it (a late save).
-                        expect = Expect(token=self.token, state="outcome_unknown")
-                        event = {"type": "resolved", "at": now_ms(), "how": "late_completion"}
-                        patch = Patch(state="completed", token=None, lease_ms=None, result=result,
-                                      ttl_ms=o._retention_ms, data=with_owner_event(now.data, event))
-                        continue
-                    busy = (not o._rerun and expect is self.expect and now is not None and now.state == "pending"
-                            and now.fingerprint == self.fingerprint and now.token != self.token)
-                    if not busy:
-                        if not self.lost:
-                            o._report("save", LeaseLostError(self.key), self.scope, self.key)
-                        return
-                    # A taker that has not recorded the outcome unknown yet: wait for it, within the budget.
-                except Exception as error:
-                    failed, why = True, error
-                if waited >= o._save_retry_ms:
-                    # Given up: the key stays locked (pending), so a retry after the lease gets outcome-unknown.
-                    if why is not None:
-                        o._report("save", why, self.scope, self.key)
-                    return
-                answer()
-                pause = min(delay, o._save_retry_ms - waited)
-                await asyncio.sleep(pause / 1000)
-                waited += pause
-                delay = min(delay * 2, max(_FIRST_BACKOFF_MS, o._lease_ms // 3))
-        finally:
-            self.stop()
-            answer()
 
 
 # --- ASGI plumbing -----------------------------------------------------------------------------------------------
