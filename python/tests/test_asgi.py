@@ -639,3 +639,72 @@ def test_a_client_gone_before_its_body_arrived_claims_nothing_and_runs_nothing()
              "headers": [(b"idempotency-key", b"k"), (b"content-type", b"application/json")]}
     asyncio.run(middleware(scope, receive, send))
     assert (sent, effects, store.list()) == ([], [], [])
+
+
+def test_end_to_end_over_loopback_under_uvicorn_with_a_streamed_response(tmp_path: Any) -> None:
+    import httpx
+    import uvicorn
+
+    from idemkey import sqlite_store
+
+    effects: list[Any] = []
+    store = sqlite_store(str(tmp_path / "owner.db"))
+    config = uvicorn.Config(make_app(store, effects), host="127.0.0.1", port=0, log_level="critical",
+                            lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
+    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+    thread = threading.Thread(target=server.run)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started and thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.started
+        port = server.servers[0].sockets[0].getsockname()[1]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as http:
+            first = http.post("/stream?size=1000", json={}, headers={"idempotency-key": "k"})
+            # The last chunk is held until the save's first try: a client that has its answer finds it saved.
+            again = http.post("/stream?size=1000", json={}, headers={"idempotency-key": "k"})
+            charged = http.post("/charges", json={"amount": 5}, headers={"idempotency-key": "c"})
+            replayed = http.post("/charges", json={"amount": 5}, headers={"idempotency-key": "c"})
+    finally:
+        server.should_exit = True
+        thread.join(20)
+        store.close()
+    assert first.status_code == 200 and len(first.content) == len("".join(f"chunk {i}\n" for i in range(1000)))
+    assert (again.content, again.headers["idempotent-replayed"]) == (first.content, "true")
+    assert (replayed.content, replayed.headers["location"]) == (charged.content, "/charges/2")
+    assert int(replayed.headers["content-length"]) == len(replayed.content)
+    assert effects == ["stream", {"amount": 5}]
+
+
+def test_the_last_chunk_of_a_response_waits_for_the_save_so_a_client_with_its_answer_finds_it_saved() -> None:
+    effects: list[Any] = []
+    saving, release = threading.Event(), threading.Event()
+
+    class SlowSave(Flaky):
+        def update(self, key: str, expect: Any, patch: Any) -> Any:
+            if patch.state == "completed":
+                saving.set()
+                release.wait(20)
+            return self.inner.update(key, expect, patch)
+
+    store = SlowSave(memory_store())
+    c = client(make_app(store, effects))
+    done = threading.Event()
+    results: list[Any] = []
+
+    def request() -> None:
+        results.append(post(c, "/stream?size=3", "k"))
+        done.set()
+
+    thread = threading.Thread(target=request)
+    thread.start()
+    assert saving.wait(20)
+    # While the save is held up, the client has not had the end of its response (a slow machine can only make
+    # this pass, never fail, when the last chunk is held as it should be).
+    assert not done.wait(0.3)
+    release.set()
+    thread.join(20)
+    assert results[0].text == "chunk 0\nchunk 1\nchunk 2\n"
+    assert post(c, "/stream?size=3", "k").headers["idempotent-replayed"] == "true"
