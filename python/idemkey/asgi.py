@@ -26,6 +26,8 @@ from .owner import (
     SHOULD_RETRY,
     OwnerResponse,
     decode_saved,
+    lookup_answer,
+    lookup_response,
     outcome_unknown,
     parse_key_header,
     problems,
@@ -34,7 +36,7 @@ from .owner import (
     store_key,
 )
 from .owner_hold import HoldOptions, OwnerHold, SaveOutcome
-from .store import ClaimInput, StoreRecord
+from .store import ClaimInput, StoreRecord, now_ms
 
 __all__ = [
     "IdempotencyErrorEvent",
@@ -137,6 +139,7 @@ class IdempotencyMiddleware:
         save_retry_ms: int | None = None,
         retry_after_seconds: int = 1,
         on_error: Callable[[IdempotencyErrorEvent], None] | None = None,
+        lookup: str | None = None,
     ) -> None:
         if any(not callable(getattr(store, method, None)) for method in _STORE_METHODS):
             raise TypeError(
@@ -157,6 +160,9 @@ class IdempotencyMiddleware:
         for name, hook in (("save", save), ("on_error", on_error)):
             if hook is not None and not callable(hook):
                 raise TypeError(f"options.{name} must be a function, got {type(hook).__name__}")
+        if lookup is not None and (not isinstance(lookup, str) or not re.match(r"/[^?#\s]*\Z", lookup)):
+            raise TypeError(f'options.lookup must be a path such as "/v1/idempotency-keys" (no query), got {lookup!r}')
+        self._lookup = lookup
         self._app = app
         self._store = store
         self._scope: Callable[[Scope], Any] = (lambda s: "") if scope == SINGLE_TENANT else scope  # type: ignore
@@ -206,12 +212,13 @@ class IdempotencyMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = str(scope.get("method", "")).upper() if scope.get("type") == "http" else ""
+        if self._lookup is not None and method == "GET" and scope.get("path") == self._lookup:
+            await _write(send, await self._look_up(scope))
+            return
         if method not in self._methods:
             await self._app(scope, receive, send)
             return
-        fields = [value.decode("latin-1") for name, value in scope.get("headers", ()) if name.lower() ==
-                  b"idempotency-key"]
-        header = parse_key_header(fields)
+        header = parse_key_header(_fields(scope))
         if header.key is None:
             if header.reason == "missing":
                 if not self._required:
@@ -229,11 +236,7 @@ class IdempotencyMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self._max_body_bytes:
             await _write(send, self._too_large())
             return
-        caller = self._scope(scope)
-        if inspect.isawaitable(caller):
-            caller = await caller
-        if not isinstance(caller, str):
-            raise TypeError(f"options.scope must return a string, got {type(caller).__name__}")
+        caller = await self._caller(scope)
         body = await _read_body(receive, self._max_body_bytes)
         if body is _GONE:
             return  # the client left before its body arrived: nothing was claimed, nobody is waiting for an answer
@@ -273,6 +276,31 @@ class IdempotencyMiddleware:
             await self._run(scope, body, receive, send, hold)
             return
         await _write(send, self._answer(claimed.record, fingerprint, caller, key))
+
+    async def _look_up(self, scope: Scope) -> OwnerResponse:
+        """A key lookup (option ``lookup``): what this server knows of the key, in the caller's own scope only."""
+        header = parse_key_header(_fields(scope))
+        if header.key is None:
+            if header.reason == "missing":
+                return self._problem(
+                    "key-missing",
+                    "A key lookup needs the Idempotency-Key header: send the key whose outcome you want to know.")
+            return self._problem("key-invalid", f"{header.detail} {KEY_HEADER_RULE}")
+        caller = await self._caller(scope)
+        try:
+            record = await self._call("get", store_key(caller, header.key))
+            return lookup_response(lookup_answer(header.key, record, now_ms()))
+        except Exception as error:
+            self._report("claim", error, caller, header.key)
+            return self._unavailable()
+
+    async def _caller(self, scope: Scope) -> str:
+        caller = self._scope(scope)
+        if inspect.isawaitable(caller):
+            caller = await caller
+        if not isinstance(caller, str):
+            raise TypeError(f"options.scope must return a string, got {type(caller).__name__}")
+        return caller
 
     def _answer(self, record: StoreRecord, fingerprint: str, caller: str, key: str) -> OwnerResponse:
         if record.fingerprint != fingerprint:
@@ -356,6 +384,11 @@ class IdempotencyMiddleware:
 
 
 # --- ASGI plumbing -----------------------------------------------------------------------------------------------
+
+
+def _fields(scope: Scope) -> list[str]:
+    """The ``Idempotency-Key`` field values, one per field line."""
+    return [value.decode("latin-1") for name, value in scope.get("headers", ()) if name.lower() == b"idempotency-key"]
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

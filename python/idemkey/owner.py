@@ -195,6 +195,41 @@ def decode_saved(text: str | None) -> OwnerResponse | int:
     return OwnerResponse(saved["status"], [(name, value) for name, value in saved["headers"]], raw)
 
 
+# --- key lookups -------------------------------------------------------------------------------------------------
+
+
+def lookup_answer(key: str, record: Any, now: int) -> dict[str, Any]:
+    """What an owner answers to "did key K happen?" about the record under the caller's (scope, key), or none
+    (TypeScript ``lookupAnswer``): ``completed`` (with the saved status, and the body when it is text),
+    ``in_flight``, ``outcome_unknown`` (also a pending record whose lease ran out) or ``unknown``."""
+    if record is None:
+        return {"key": key, "state": "unknown"}
+    if record.state == "completed":
+        saved = decode_saved(record.result)
+        if not isinstance(saved, OwnerResponse):
+            return {"key": key, "state": "completed", "status": saved}
+        answer: dict[str, Any] = {"key": key, "state": "completed", "status": saved.status}
+        try:
+            answer["body"] = saved.body.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        for name, value in saved.headers:
+            if name == "content-type":
+                answer["contentType"] = value
+                break
+        return answer
+    if record.state == "pending":
+        lapsed = record.lease_until is not None and record.lease_until <= now
+        return {"key": key, "state": "outcome_unknown" if lapsed else "in_flight"}
+    return {"key": key, "state": "outcome_unknown"}
+
+
+def lookup_response(answer: dict[str, Any]) -> OwnerResponse:
+    # An answer about a key changes as its request goes on: never cached, never shared.
+    headers = [("content-type", "application/json"), ("cache-control", "no-store")]
+    return OwnerResponse(200, headers, _js_json(answer).encode("utf-8"))
+
+
 # --- problems ----------------------------------------------------------------------------------------------------
 
 _TITLES: dict[str, tuple[int, str, bool]] = {

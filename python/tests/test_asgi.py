@@ -708,3 +708,44 @@ def test_the_last_chunk_of_a_response_waits_for_the_save_so_a_client_with_its_an
     thread.join(20)
     assert results[0].text == "chunk 0\nchunk 1\nchunk 2\n"
     assert post(c, "/stream?size=3", "k").headers["idempotent-replayed"] == "true"
+
+
+def test_a_key_lookup_answers_what_the_server_knows_of_the_key_in_the_callers_scope_only(new_store: Any) -> None:
+    effects: list[Any] = []
+    store = new_store()
+    started, release = threading.Event(), threading.Event()
+
+    async def slow(request: Request) -> Response:
+        started.set()
+        await anyio.to_thread.run_sync(release.wait)
+        return JSONResponse({"done": True}, status_code=201)
+
+    app = make_app(store, effects, lookup="/v1/idempotency-keys",
+                   scope=lambda s: dict(s["headers"]).get(b"x-account", b"").decode())
+    app.add_route("/slow", slow, methods=["POST"])
+    c = client(app)
+
+    def look(key: str | None, account: str = "a") -> Any:
+        headers = {"x-account": account} | ({} if key is None else {"idempotency-key": key})
+        return c.get("/v1/idempotency-keys", headers=headers)
+
+    post(c, "/charges", "done", headers={"x-account": "a"})
+    post(c, "/boom", "threw", headers={"x-account": "a"})
+    running = threading.Thread(target=lambda: post(c, "/slow", "running", headers={"x-account": "a"}))
+    running.start()
+    assert started.wait(10)
+    answers = {key: look(key).json() for key in ("done", "threw", "running", "never")}
+    release.set()
+    running.join(10)
+    assert answers == {
+        "done": {"key": "done", "state": "completed", "status": 201, "body": '{"charge":1,"amount":500}',
+                 "contentType": "application/json"},
+        "threw": {"key": "threw", "state": "outcome_unknown"},
+        "running": {"key": "running", "state": "in_flight"},
+        "never": {"key": "never", "state": "unknown"},
+    }
+    answer = look("done", account="b")
+    assert (answer.json(), answer.headers["cache-control"]) == ({"key": "done", "state": "unknown"}, "no-store")
+    assert problem(look(None))["type"] == PROBLEMS + "key-missing"
+    with pytest.raises(TypeError, match="lookup must be a path"):
+        IdempotencyMiddleware(app, store=store, scope="single-tenant", lookup="/x?y")
