@@ -749,3 +749,24 @@ def test_a_key_lookup_answers_what_the_server_knows_of_the_key_in_the_callers_sc
     assert problem(look(None))["type"] == PROBLEMS + "key-missing"
     with pytest.raises(TypeError, match="lookup must be a path"):
         IdempotencyMiddleware(app, store=store, scope="single-tenant", lookup="/x?y")
+
+
+def test_a_burst_of_the_same_request_runs_the_handler_once(new_store: Any) -> None:
+    effects: list[Any] = []
+    with TestClient(make_app(new_store(), effects), raise_server_exceptions=False) as c:
+        barrier = threading.Barrier(12)
+        answers: list[Any] = []
+
+        def one() -> None:
+            barrier.wait(10)
+            answers.append(post(c, "/charges", "burst"))
+
+        threads = [threading.Thread(target=one) for _ in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+    fresh = [a for a in answers if a.status_code == 201 and "idempotent-replayed" not in a.headers]
+    assert len(answers) == 12 and len(fresh) == 1
+    assert all(a.status_code == 409 or a.content == fresh[0].content for a in answers)
+    assert len(effects) == 1
