@@ -2,7 +2,8 @@
 file that a TypeScript service behind ``idempotency()`` shares. Its handler appends one line per effect to the owner's
 file (the count both languages are checked against), then answers 201.
 
-argv[1] is a JSON config: ``{"db", "effects", "requests": [{"path", "key", "account", "body"}]}``; each request is
+argv[1] is a JSON config: ``{"store", "effects", "requests": [{"path", "key", "account", "body"}]}`` (``store`` as
+worker.py reads it: ``sqlite:<path>``, ``postgres:<url>|<table>``, ``redis:<url>|<prefix>``); each request is
 sent in turn through Starlette's TestClient, and one JSON line per answer is printed: status, body, replay header.
 Or ``{"fingerprints": [[method, target, content_type, body], ...]}``: the fingerprint of each (or its refusal).
 """
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from idemkey.asgi import IdempotencyMiddleware, request_fingerprint  # noqa: E402
 from idemkey.exact_json import JsonRefusal  # noqa: E402
-from idemkey.sqlite import sqlite_store  # noqa: E402
+from worker import open_store  # noqa: E402
 
 
 def serve(config: dict[str, Any]) -> None:
@@ -37,7 +38,7 @@ def serve(config: dict[str, Any]) -> None:
             count = sum(1 for _ in owner)
         return JSONResponse({"charge": count, "by": "python"}, status_code=201, headers={"location": f"/c/{count}"})
 
-    store = sqlite_store(config["db"])
+    store = open_store(config["store"])
     app = Starlette(
         routes=[Route("/charges", charge, methods=["POST"])],
         middleware=[Middleware(IdempotencyMiddleware, store=store,

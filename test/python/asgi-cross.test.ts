@@ -3,19 +3,106 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Hono } from "hono";
+import { Redis } from "ioredis";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { idempotency } from "../../src/hono/index.js";
 import { requestFingerprint } from "../../src/owner/fingerprint.js";
+import { postgresStore } from "../../src/postgres/index.js";
+import { redisStore } from "../../src/redis/index.js";
 import { sqliteStore } from "../../src/sqlite/index.js";
+import type { Store } from "../../src/store/types.js";
+import { PG_URL, postgresService, REDIS_URL, redisService } from "../support/services.js";
 import { PYTHON, requirePython, skipWithoutPython } from "./support.js";
 
-// The owner's half in both languages on one SQLite file: a request served by the Python ASGI middleware
+// The owner's half in both languages on one store (a SQLite file, a PostgreSQL table, a Redis prefix): a request served by the Python ASGI middleware
 // (python/tests/asgi_owner.py, Starlette) replays from the TypeScript middleware (Hono) and the reverse. Each
 // handler appends its effect to one owner file, which counts them whatever either middleware says.
 
 const noPython = skipWithoutPython("test/python/asgi-cross.test.ts");
 const dir = mkdtempSync(join(tmpdir(), "idemkey-asgi-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+// Shared servers: a table and a prefix of this run's own, dropped and deleted afterwards (never a flush).
+const runId = `${process.pid}_${Date.now().toString(36)}`;
+const pgService = await postgresService();
+const redisFound = await redisService();
+const tables: string[] = [];
+const prefixes: string[] = [];
+
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  if (tables.length > 0) {
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    for (const table of tables) {
+      await client.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+      await client.query(`DELETE FROM "public"."idemkey_meta" WHERE name = $1`, [table]);
+    }
+    await client.end();
+  }
+  if (prefixes.length > 0) {
+    const client = new Redis(REDIS_URL);
+    for (const prefix of prefixes) {
+      const keys = await client.keys(`${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`);
+      if (keys.length > 0) await client.del(...keys);
+    }
+    await client.quit();
+  }
+});
+
+/** One store both languages open: `spec` is what python/tests/worker.py's `open_store` reads. */
+interface Backend {
+  name: string;
+  skip?: string | undefined;
+  spec(test: string): string;
+  open(spec: string): Store & { close(): Promise<void> };
+}
+
+const BACKENDS: Backend[] = [
+  {
+    name: "one SQLite file",
+    spec: (test) => `sqlite:${join(dir, `${test}.db`)}`,
+    open: (spec) => sqliteStore(spec.slice("sqlite:".length)) as Store & { close(): Promise<void> },
+  },
+  {
+    name: "one PostgreSQL table",
+    skip: pgService.skip,
+    spec: (test) => {
+      const table = `idemkey_asgi_${runId}_${test}`.toLowerCase();
+      tables.push(table);
+      return `postgres:${PG_URL}|${table}`;
+    },
+    open: (spec) => {
+      const bar = spec.lastIndexOf("|");
+      const pool = new pg.Pool({ connectionString: spec.slice("postgres:".length, bar), max: 2 });
+      const store = postgresStore(pool, { table: spec.slice(bar + 1) });
+      const close = async () => {
+        await store.close();
+        await pool.end();
+      };
+      return { ...store, close };
+    },
+  },
+  {
+    name: "one Redis prefix",
+    skip: redisFound.skip,
+    spec: (test) => {
+      const prefix = `{idemkey-asgi-${runId}-${test}}:`;
+      prefixes.push(prefix);
+      return `redis:${REDIS_URL}|${prefix}`;
+    },
+    open: (spec) => {
+      const bar = spec.lastIndexOf("|");
+      const client = new Redis(spec.slice("redis:".length, bar));
+      const store = redisStore(client, { prefix: spec.slice(bar + 1) });
+      const close = async () => {
+        await store.close();
+        await client.quit();
+      };
+      return { ...store, close };
+    },
+  },
+];
 
 type PyRequest = { path: string; key: string; account: string; body: string };
 type PyAnswer = { status: number; body: unknown; replayed: string | null; location: string | null };
@@ -29,12 +116,12 @@ function python(config: object): string[] {
   return out.trim().split("\n");
 }
 
-function pythonServes(db: string, effects: string, requests: PyRequest[]): PyAnswer[] {
-  return python({ db, effects, requests }).map((line) => JSON.parse(line) as PyAnswer);
+function pythonServes(store: string, effects: string, requests: PyRequest[]): PyAnswer[] {
+  return python({ store, effects, requests }).map((line) => JSON.parse(line) as PyAnswer);
 }
 
-function typescriptOwner(db: string, effects: string) {
-  const store = sqliteStore(db);
+function typescriptOwner(backend: Backend, spec: string, effects: string) {
+  const store = backend.open(spec);
   const app = new Hono();
   app.use("/charges", idempotency({ store, scope: (c) => c.req.header("x-account") ?? "" }));
   app.post("/charges", async (c) => {
@@ -72,113 +159,125 @@ function effectLines(effects: string): { by: string; amount: number }[] {
     .map((line) => JSON.parse(line) as { by: string; amount: number });
 }
 
-describe.skipIf(noPython)("the ASGI middleware and the TypeScript middleware on one SQLite file", () => {
-  it("a request served in Python replays from TypeScript and the reverse, each effect once at the owner", async () => {
-    const db = join(dir, "owner.db");
-    const effects = join(dir, "effects.jsonl");
-    // The same request in two spellings: one JSON value, so one request in both languages.
-    const body = '{"amount": 500, "currency": "eur"}';
-    const respelled = '{ "currency":"eur", "amount":5.00e2 }';
+for (const backend of BACKENDS) {
+  describe.skipIf(noPython || backend.skip !== undefined)(
+    `the ASGI middleware and the TypeScript middleware on ${backend.name}`,
+    () => {
+      it("a request served in Python replays from TypeScript and the reverse, each effect once at the owner", async () => {
+        const db = backend.spec("replay");
+        const effects = join(dir, `${backend.name}-replay.jsonl`.replace(/ /g, "-"));
+        // The same request in two spellings: one JSON value, so one request in both languages.
+        const body = '{"amount": 500, "currency": "eur"}';
+        const respelled = '{ "currency":"eur", "amount":5.00e2 }';
 
-    const [servedByPython] = pythonServes(db, effects, [{ path: "/charges", key: "k1", account: "a", body }]);
-    expect(servedByPython).toEqual({
-      status: 201,
-      body: { charge: 1, by: "python" },
-      replayed: null,
-      location: "/c/1",
-    });
+        const [servedByPython] = pythonServes(db, effects, [
+          { path: "/charges", key: "k1", account: "a", body },
+        ]);
+        expect(servedByPython).toEqual({
+          status: 201,
+          body: { charge: 1, by: "python" },
+          replayed: null,
+          location: "/c/1",
+        });
 
-    const ts = typescriptOwner(db, effects);
-    try {
-      expect(await ts.send("k1", "a", respelled)).toEqual({
-        status: 201,
-        body: { charge: 1, by: "python" },
-        replayed: "true",
-        location: "/c/1",
-      });
-      // Another body under the key is another request, in either language; another caller's key is its own.
-      expect((await ts.send("k1", "a", '{"amount": 501}')).status).toBe(422);
-      const servedByTs = await ts.send("k2", "a", body);
-      expect(servedByTs).toEqual({
-        status: 201,
-        body: { charge: 2, by: "ts" },
-        replayed: null,
-        location: "/c/2",
-      });
-    } finally {
-      await ts.close();
-    }
+        const ts = typescriptOwner(backend, db, effects);
+        try {
+          expect(await ts.send("k1", "a", respelled)).toEqual({
+            status: 201,
+            body: { charge: 1, by: "python" },
+            replayed: "true",
+            location: "/c/1",
+          });
+          // Another body under the key is another request, in either language; another caller's key is its own.
+          expect((await ts.send("k1", "a", '{"amount": 501}')).status).toBe(422);
+          const servedByTs = await ts.send("k2", "a", body);
+          expect(servedByTs).toEqual({
+            status: 201,
+            body: { charge: 2, by: "ts" },
+            replayed: null,
+            location: "/c/2",
+          });
+        } finally {
+          await ts.close();
+        }
 
-    const answers = pythonServes(db, effects, [
-      { path: "/charges", key: "k2", account: "a", body: respelled },
-      { path: "/charges", key: "k1", account: "a", body },
-      { path: "/charges", key: "k2", account: "a", body: '{"amount": 7}' },
-      { path: "/charges", key: "k2", account: "b", body },
-    ]);
-    expect(answers).toEqual([
-      { status: 201, body: { charge: 2, by: "ts" }, replayed: "true", location: "/c/2" },
-      { status: 201, body: { charge: 1, by: "python" }, replayed: "true", location: "/c/1" },
-      expect.objectContaining({ status: 422, replayed: null }),
-      { status: 201, body: { charge: 3, by: "python" }, replayed: null, location: "/c/3" },
-    ]);
-    expect(effectLines(effects)).toEqual([
-      { by: "python", amount: 500 },
-      { by: "ts", amount: 500 },
-      { by: "python", amount: 500 },
-    ]);
-  }, 60_000);
+        const answers = pythonServes(db, effects, [
+          { path: "/charges", key: "k2", account: "a", body: respelled },
+          { path: "/charges", key: "k1", account: "a", body },
+          { path: "/charges", key: "k2", account: "a", body: '{"amount": 7}' },
+          { path: "/charges", key: "k2", account: "b", body },
+        ]);
+        expect(answers).toEqual([
+          { status: 201, body: { charge: 2, by: "ts" }, replayed: "true", location: "/c/2" },
+          { status: 201, body: { charge: 1, by: "python" }, replayed: "true", location: "/c/1" },
+          expect.objectContaining({ status: 422, replayed: null }),
+          { status: 201, body: { charge: 3, by: "python" }, replayed: null, location: "/c/3" },
+        ]);
+        expect(effectLines(effects)).toEqual([
+          { by: "python", amount: 500 },
+          { by: "ts", amount: 500 },
+          { by: "python", amount: 500 },
+        ]);
+      }, 60_000);
 
-  it("a request running in TypeScript is in flight for Python (409 key-in-flight), and its response then replays there", async () => {
-    const db = join(dir, "in-flight.db");
-    const effects = join(dir, "in-flight.jsonl");
-    const store = sqliteStore(db);
-    let entered: () => void = () => {};
-    const inHandler = new Promise<void>((resolve) => {
-      entered = resolve;
-    });
-    let open: () => void = () => {};
-    const gate = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    const app = new Hono();
-    app.use("/charges", idempotency({ store, scope: "single-tenant" }));
-    app.post("/charges", async (c) => {
-      entered();
-      await gate;
-      appendFileSync(effects, `${JSON.stringify({ by: "ts", amount: 500 })}\n`);
-      return c.json({ charge: 1, by: "ts" }, 201);
-    });
-    const body = '{"amount": 500}';
-    try {
-      const running = app.request("/charges", {
-        method: "POST",
-        body,
-        headers: { "idempotency-key": "k", "content-type": "application/json" },
-      });
-      await inHandler;
-      const [busy] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
-      expect(busy).toEqual({
-        status: 409,
-        body: expect.objectContaining({ type: "https://idemkey.dev/problems/key-in-flight", status: 409 }),
-        replayed: null,
-        location: null,
-      });
-      open();
-      expect((await running).status).toBe(201);
-      const [replayed] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
-      expect(replayed).toEqual({
-        status: 201,
-        body: { charge: 1, by: "ts" },
-        replayed: "true",
-        location: null,
-      });
-      expect(effectLines(effects)).toEqual([{ by: "ts", amount: 500 }]);
-    } finally {
-      open();
-      await store.close();
-    }
-  }, 60_000);
+      it("a request running in TypeScript is in flight for Python (409 key-in-flight), and its response then replays there", async () => {
+        const db = backend.spec("inflight");
+        const effects = join(dir, `${backend.name}-in-flight.jsonl`.replace(/ /g, "-"));
+        const store = backend.open(db);
+        let entered: () => void = () => {};
+        const inHandler = new Promise<void>((resolve) => {
+          entered = resolve;
+        });
+        let open: () => void = () => {};
+        const gate = new Promise<void>((resolve) => {
+          open = resolve;
+        });
+        const app = new Hono();
+        app.use("/charges", idempotency({ store, scope: "single-tenant" }));
+        app.post("/charges", async (c) => {
+          entered();
+          await gate;
+          appendFileSync(effects, `${JSON.stringify({ by: "ts", amount: 500 })}\n`);
+          return c.json({ charge: 1, by: "ts" }, 201);
+        });
+        const body = '{"amount": 500}';
+        try {
+          const running = app.request("/charges", {
+            method: "POST",
+            body,
+            headers: { "idempotency-key": "k", "content-type": "application/json" },
+          });
+          await inHandler;
+          const [busy] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
+          expect(busy).toEqual({
+            status: 409,
+            body: expect.objectContaining({
+              type: "https://idemkey.dev/problems/key-in-flight",
+              status: 409,
+            }),
+            replayed: null,
+            location: null,
+          });
+          open();
+          expect((await running).status).toBe(201);
+          const [replayed] = pythonServes(db, effects, [{ path: "/charges", key: "k", account: "", body }]);
+          expect(replayed).toEqual({
+            status: 201,
+            body: { charge: 1, by: "ts" },
+            replayed: "true",
+            location: null,
+          });
+          expect(effectLines(effects)).toEqual([{ by: "ts", amount: 500 }]);
+        } finally {
+          open();
+          await store.close();
+        }
+      }, 60_000);
+    },
+  );
+}
 
+describe.skipIf(noPython)("the ASGI middleware's request fingerprints", () => {
   it("gives every request the TypeScript fingerprint, or the same refusal at the same place", () => {
     const cases: [string, string, string | undefined, string][] = [
       [
