@@ -194,7 +194,7 @@ def test_reconcile_decides_after_a_takeover(store: Any) -> None:
 
 def test_the_loser_waits_for_the_winner_running_elsewhere(store: Any) -> None:
     effects: list[Any] = []
-    started, release = threading.Event(), threading.Event()
+    started, release, polled = threading.Event(), threading.Event(), threading.Event()
 
     def run(args: Any, ctx: Any) -> Any:
         started.set()
@@ -202,20 +202,34 @@ def test_the_loser_waits_for_the_winner_running_elsewhere(store: Any) -> None:
         effects.append(ctx.idempotency_key)
         return "done"
 
+    class Watched:
+        """The loser's view of the store: a read after its claim means it found the call in flight and is waiting."""
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(store, name)
+
+        def get(self, *args: Any) -> Any:
+            polled.set()
+            return store.get(*args)
+
     tool = define_tool("slow", "keyed", run)
     winner = create_harness(store=store, **FAST)
-    loser = create_harness(store=store, **FAST)
-    results: list[Any] = []
-    thread = threading.Thread(target=lambda: results.append(winner.call("t", tool, {})))
+    loser = create_harness(store=Watched(), **FAST)
+    # By role, not by order: the loser may see the completion before the winner's thread stores its answer.
+    results: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: results.update(winner=winner.call("t", tool, {})))
     thread.start()
     assert started.wait(10)
-    waiter = threading.Thread(target=lambda: results.append(loser.call_with_outcome("t", tool, {})))
+    waiter = threading.Thread(target=lambda: results.update(loser=loser.call_with_outcome("t", tool, {})))
     waiter.start()
+    # The winner finishes only once the loser is polling the record it holds, however slow the machine.
+    assert polled.wait(10)
     release.set()
     thread.join(10)
     waiter.join(10)
     assert len(effects) == 1
-    assert results[0] == "done" and results[1].value == "done" and results[1].replayed
+    assert results["winner"] == "done"
+    assert results["loser"].value == "done" and results["loser"].replayed
 
 
 def renewals(read: Any, count: int) -> list[int]:
