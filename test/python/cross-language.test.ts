@@ -118,10 +118,10 @@ function owner(path: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-/** Resolves once the owner file holds a line `match` accepts: the event a test waits for, read as it happens. */
-async function until(path: string, match: (line: Line) => boolean): Promise<void> {
+/** Resolves once the owner file's lines satisfy `match`: the event a test waits for, read as it happens, once a poll. */
+async function until(path: string, match: (lines: Line[]) => boolean): Promise<void> {
   for (let i = 0; i < 6000; i++) {
-    if (owner(path).some(match)) return;
+    if (match(owner(path))) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`no matching line in ${path}`);
@@ -264,7 +264,7 @@ for (const backend of BACKENDS) {
           const pid = cut.child.pid;
           await until(
             ownerFile,
-            () => owner(ownerFile).filter((l) => l.event === "start" && l.pid === pid).length >= hangAt,
+            (lines) => lines.filter((l) => l.event === "start" && l.pid === pid).length >= hangAt,
           );
           cut.child.kill("SIGKILL");
           await Promise.all(workers.map((w) => w.done));
@@ -332,7 +332,7 @@ for (const backend of BACKENDS) {
           const ownerFile = join(dir, `${backend.name}-handoff-${first}.jsonl`.replace(/ /g, "-"));
           const calls: Call[] = [{ task: `handoff-${first}`, effect: "keyed" }];
           const hung = start(first, { store: spec, owner: ownerFile, calls, leaseMs: 300, hang: true });
-          await until(ownerFile, (l) => l.event === "start" && l.lang === first);
+          await until(ownerFile, (lines) => lines.some((l) => l.event === "start" && l.lang === first));
           hung.child.kill("SIGKILL");
           await hung.done;
           const [taken] = await run(second, { store: spec, owner: ownerFile, calls, leaseMs: 300 });
