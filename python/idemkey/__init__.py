@@ -16,6 +16,7 @@ from .errors import (
 from .harness import CallOutcome, Harness, Tool, ToolContext, create_harness, define_tool
 from .key import canonical_call, idempotency_key, key_hash
 from .ledger import LedgerEntry
+from .retry import RetryContext
 from .sqlite import sqlite_store
 from .store import MemoryStore, memory_store
 
@@ -24,6 +25,7 @@ __all__ = [
     "Harness",
     "LedgerEntry",
     "MemoryStore",
+    "RetryContext",
     "Tool",
     "ToolContext",
     "create_harness",

@@ -28,6 +28,7 @@ from .errors import (
 )
 from .key import check_secret, idempotency_key, key_hash
 from .ledger import PREFIX, LedgerCall, LedgerEntry, add_event, check_version, decode, encode, last_event, to_entry
+from .retry import RetryContext, check_jitter, check_should_retry, default_retryable, retry_delay
 from .store import ClaimInput, Expect, MemoryStore, Patch, Store, StoreRecord, now_ms
 
 EFFECTS = ("read", "idempotent", "keyed", "unguarded")
@@ -90,6 +91,8 @@ class _Options:
     min_delay_ms: float
     max_delay_ms: float
     factor: float
+    jitter: bool
+    should_retry: Callable[[RetryContext], Any] | None
     wait_timeout_ms: float
     wait_min_delay_ms: float
     wait_max_delay_ms: float
@@ -187,11 +190,19 @@ def _had_no_effect(error: BaseException, classify: Callable[[BaseException], boo
         return False
 
 
-def _retryable(error: BaseException) -> bool:
-    hint = getattr(error, "retryable", None)
-    if hint is not None:
-        return bool(hint)
-    return not isinstance(error, (TypeError, CanonicalizationError))
+def _plan_retry(c: _Call, attempt: int, failures: int, error: BaseException) -> Steps:
+    """The pause before the next attempt, in ms, or None for a final failure (the TypeScript ``planRetry``):
+    ``should_retry`` is asked while retries remain, and None from it keeps the default rule."""
+    o = c.o
+    if failures > o.retries:
+        return None
+    yes = None
+    if o.should_retry is not None:
+        yes = yield _Run(o.should_retry, (RetryContext(c.key, c.task_id, c.tool.name, attempt, error),))
+    if not (default_retryable(error) if yes is None else bool(yes)):
+        return None
+    return retry_delay(failures, error, min_delay_ms=o.min_delay_ms, max_delay_ms=o.max_delay_ms, factor=o.factor,
+                       jitter=o.jitter)
 
 
 def _settle(c: _Call) -> Steps:
@@ -336,12 +347,15 @@ def _hold(c: _Call, held: _Held) -> Steps:
                     found = yield from _reconcile(c, held, attempt, because, error)
                     if found is not None:
                         return found[0]
-                if failures > o.retries or not _retryable(error):
+                try:
+                    delay = yield from _plan_retry(c, attempt, failures, error)
+                except Exception:
+                    # should_retry raised: the call ends with its error, the key released as after a final failure.
                     yield from _release(c, held, attempt)
                     raise
-                hinted = getattr(error, "retry_after_ms", None)
-                delay = min(o.max_delay_ms, o.min_delay_ms * o.factor ** (failures - 1))
-                delay = min(o.max_delay_ms, hinted) if isinstance(hinted, (int, float)) else delay * (0.5 + random.random() / 2)
+                if delay is None:
+                    yield from _release(c, held, attempt)
+                    raise
                 yield _Sleep(delay)
                 if tool.effect != "unguarded":
                     yield from _mark(c, held, attempt)
@@ -477,9 +491,10 @@ def _run_read(c: _Call) -> Steps:
             return (yield _Run(c.tool.run, (c.args, ToolContext(c.key, c.task_id, c.tool.name, attempt))))
         except Exception as error:
             failures += 1
-            if failures > c.o.retries or not _retryable(error):
+            delay = yield from _plan_retry(c, attempt, failures, error)
+            if delay is None:
                 raise
-            yield _Sleep(min(c.o.max_delay_ms, c.o.min_delay_ms * c.o.factor ** (failures - 1)))
+            yield _Sleep(delay)
             attempt += 1
 
 
@@ -524,7 +539,9 @@ def _drive_sync(o: _Options, steps: Steps) -> Any:
                     close = getattr(answer, "close", None)
                     if close:
                         close()
-                    raise TypeError("an async tool (or reconcile) needs harness.acall(), not harness.call()")
+                    raise TypeError(
+                        "an async tool (or reconcile, or should_retry) needs harness.acall(), not harness.call()"
+                    )
             elif isinstance(step, _Sleep):
                 time.sleep(step.ms / 1000)
             elif isinstance(step, _Hold):
@@ -709,6 +726,8 @@ def create_harness(
     min_delay_ms: float = 500,
     max_delay_ms: float = 30_000,
     factor: float = 2,
+    jitter: bool = True,
+    should_retry: Callable[[RetryContext], bool | None] | None = None,
     wait_timeout_ms: float = 120_000,
     wait_min_delay_ms: float = 25,
     wait_max_delay_ms: float = 1_000,
@@ -718,6 +737,14 @@ def create_harness(
     """The wrapper an agent harness puts around every tool call, with the TypeScript ``createHarness`` defaults:
     a 30 s lease renewed every third of it while a tool runs, 7 days of retention, 3 retries from 500 ms doubling
     to 30 s, a 2-minute wait for a call running elsewhere, ledger format 1.
+
+    ``jitter`` (default True) waits a random time between half and all of each computed delay, so that callers
+    failing together do not retry together; an error's ``retry_after_ms`` is waited as asked. ``should_retry`` is
+    given a read-only ``RetryContext`` (key, task_id, tool, attempt, error) and decides whether a failed attempt is
+    retried: True, False, or None for the default rule (retried unless the error says ``retryable=False``, or is a
+    ``TypeError`` or ``CanonicalizationError``). It is never asked once the retries are used up, nor about an
+    ``unguarded`` failure that may have reached the owner; an ``async def`` one needs ``acall``; one that raises
+    ends the call with its error, the key released.
 
     >>> harness = create_harness(store=sqlite_store("./ledger.db"))
     """
@@ -730,6 +757,8 @@ def create_harness(
         min_delay_ms=_number("min_delay_ms", min_delay_ms),
         max_delay_ms=_number("max_delay_ms", max_delay_ms),
         factor=_number("factor", factor),
+        jitter=check_jitter(jitter),
+        should_retry=check_should_retry(should_retry),
         wait_timeout_ms=_number("wait_timeout_ms", wait_timeout_ms),
         wait_min_delay_ms=_number("wait_min_delay_ms", wait_min_delay_ms, exclusive=True),
         wait_max_delay_ms=_number("wait_max_delay_ms", wait_max_delay_ms, exclusive=True),
