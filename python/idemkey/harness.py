@@ -26,6 +26,7 @@ from .errors import (
     OutcomeUnknownReason,
     WaitTimeoutError,
 )
+from .events import HarnessEvent, check_on_event, notify
 from .key import check_secret, idempotency_key, key_hash
 from .ledger import PREFIX, LedgerCall, LedgerEntry, add_event, check_version, decode, encode, last_event, to_entry
 from .retry import RetryContext, check_jitter, check_should_retry, default_retryable, retry_delay
@@ -98,6 +99,7 @@ class _Options:
     wait_max_delay_ms: float
     key_secret: Any
     clock: Callable[[], int]
+    on_event: Callable[[HarnessEvent], Any] | None
 
 
 # --- the effects the ledger logic yields ------------------------------------------------------------------------
@@ -155,7 +157,14 @@ class _Call:
     args: Any
     args_hash: str
     data: LedgerCall
+    started_at: int = 0
     replayed: bool = False
+
+
+def _emit(c: _Call, kind: str, attempt: int, **fields: Any) -> None:
+    hook = c.o.on_event
+    if hook is not None:
+        notify(hook, HarnessEvent(kind, c.key, c.task_id, c.tool.name, attempt, c.o.clock() - c.started_at, **fields))
 
 
 @dataclass
@@ -209,6 +218,7 @@ def _settle(c: _Call) -> Steps:
     o = c.o
     pause_ms = o.wait_min_delay_ms
     waiting_since: float | None = None
+    waited_on: str | None = None
     seen_at = o.clock()
     while True:
         token = str(uuid.uuid4())
@@ -233,6 +243,7 @@ def _settle(c: _Call) -> Steps:
                     now = o.clock()
                     if waiting_since is None:
                         waiting_since = now
+                    waited_on = state
                     if now - waiting_since >= o.wait_timeout_ms:
                         raise WaitTimeoutError(c.key, state, now - waiting_since)
                     yield _Sleep(min(pause_ms * (0.5 + random.random() / 2), o.wait_timeout_ms - (now - waiting_since)))
@@ -244,6 +255,9 @@ def _settle(c: _Call) -> Steps:
                     fresh = False
                     continue
                 waiting_since = None
+                if waited_on is not None:
+                    _emit(c, "waited", record.attempts, on=waited_on)
+                    waited_on = None
                 if state == "completed":
                     return _replay(c, record)
                 if state == "denied":
@@ -262,6 +276,10 @@ def _settle(c: _Call) -> Steps:
                         return started[0]
                 record = yield _Op("get", (c.sk,))
                 fresh = False
+            if waited_on is not None:
+                # The wait ended in a lapsed lease or a record gone: this call claims again.
+                _emit(c, "waited", 0 if record is None else record.attempts, on=waited_on)
+                waited_on = None
             if record is None and o.clock() - seen_at > o.retention_ms:
                 raise _unknown_error(
                     c, f"its record expired while this call waited (retention {o.retention_ms} ms)",
@@ -279,6 +297,8 @@ def _replay(c: _Call, record: StoreRecord) -> Any:
             "could not record it and cannot replay it; the tool will not run again for this key",
         )
     c.replayed = True
+    if c.o.on_event is not None:
+        _emit(c, "replayed", record.attempts, args_differ=decode(record).args_hash != c.args_hash)
     return None if record.result == "" else json.loads(record.result)
 
 
@@ -299,6 +319,7 @@ def _take_over(c: _Call, record: StoreRecord, previous: StoreRecord) -> Steps:
     data = add_event(decode(record), {"type": "taken_over", "at": c.o.clock(), "previousAttempts": previous.attempts})
     unguarded = c.tool.effect == "unguarded"
     attempt = previous.attempts + 1 if unguarded else max(previous.attempts, 1) + 1
+    _emit(c, "taken_over", attempt, previous_attempts=previous.attempts)
     held = _Held(record.token or "", data, _args_for(c, data), attempt, data_changed=True)
     if unguarded and previous.attempts > 0:
         held.unknown_because = (
@@ -355,7 +376,9 @@ def _hold(c: _Call, held: _Held) -> Steps:
                     raise
                 if delay is None:
                     yield from _release(c, held, attempt)
+                    _emit(c, "failed", attempt, error=error)
                     raise
+                _emit(c, "retried", attempt, delay_ms=delay, error=error)
                 yield _Sleep(delay)
                 if tool.effect != "unguarded":
                     yield from _mark(c, held, attempt)
@@ -419,6 +442,7 @@ def _mark_unknown(c: _Call, held: _Held, attempt: int, because: tuple[str, str, 
     error = _unknown_error(c, why, reason, answer)
     if isinstance(cause, BaseException):
         error.__cause__ = cause
+    _emit(c, "outcome_unknown", attempt, error=error)
     return error
 
 
@@ -441,6 +465,7 @@ def _complete(c: _Call, held: _Held, value: Any, attempt: int, resolved_by: str 
             )) from None
         yield from _save(c, held, Patch(state="completed", result=None, token=None, lease_ms=None, attempts=attempt,
                                         ttl_ms=o.retention_ms))
+        _emit(c, "failed", attempt, error=bad)
         raise bad from None
     data: Any = None
     if resolved_by is not None:
@@ -451,7 +476,16 @@ def _complete(c: _Call, held: _Held, value: Any, attempt: int, resolved_by: str 
     if data is not None:
         patch = Patch(state="completed", result=text, token=None, lease_ms=None, attempts=attempt,
                       ttl_ms=o.retention_ms, data=data)
-    yield from _save(c, held, patch)
+    try:
+        written = yield from _save(c, held, patch)
+    except Exception as failure:
+        _emit(c, "failed", attempt, error=failure)
+        raise
+    if resolved_by is not None:
+        _emit(c, "resolved", attempt, how=resolved_by)
+    else:
+        # Not recorded: the claim was lost (taken over) before the save.
+        _emit(c, "executed", attempt, recorded=written is not None, args_differ=held.data.args_hash != c.args_hash)
     return json.loads(text)
 
 
@@ -488,12 +522,16 @@ def _run_read(c: _Call) -> Steps:
     attempt = 1
     while True:
         try:
-            return (yield _Run(c.tool.run, (c.args, ToolContext(c.key, c.task_id, c.tool.name, attempt))))
+            value = yield _Run(c.tool.run, (c.args, ToolContext(c.key, c.task_id, c.tool.name, attempt)))
+            _emit(c, "executed", attempt, recorded=False, args_differ=False)
+            return value
         except Exception as error:
             failures += 1
             delay = yield from _plan_retry(c, attempt, failures, error)
             if delay is None:
+                _emit(c, "failed", attempt, error=error)
                 raise
+            _emit(c, "retried", attempt, delay_ms=delay, error=error)
             yield _Sleep(delay)
             attempt += 1
 
@@ -619,7 +657,7 @@ class Harness:
         args_text = canonicalize_at(args, "$.args", DEFAULT_MAX_DEPTH)
         args_hash = key_hash(args_text, self._o.key_secret)
         data = LedgerCall(task_id, tool.name, tool.effect, args_hash, args_text, [], step)
-        return _Call(self._o, tool, task_id, key, PREFIX + key, args, args_hash, data)
+        return _Call(self._o, tool, task_id, key, PREFIX + key, args, args_hash, data, self._o.clock())
 
     def _steps(self, c: _Call) -> Steps:
         return _run_read(c) if c.tool.effect == "read" else _settle(c)
@@ -640,7 +678,9 @@ class Harness:
             running = self._running.get(c.key)
             if running is not None:
                 # The same call already running in this event loop: share its outcome.
-                return CallOutcome(await asyncio.shield(running), True)
+                value = await asyncio.shield(running)
+                _emit(c, "waited", 0, on="in_process")
+                return CallOutcome(value, True)
         task = asyncio.ensure_future(_drive_async(self._o, self._steps(c)))
         if c.tool.effect != "read":
             self._running[c.key] = task
@@ -669,6 +709,7 @@ class Harness:
         """Records what happened to a call whose outcome was unknown: ``result=...`` (it took effect; later calls
         replay it) or ``retry=True`` (it did not; the next call runs it)."""
         _check_key(key)
+        started = self._o.clock()
         record = self._o.store.get(PREFIX + key)
         if record is None or record.state != "outcome_unknown":
             raise LedgerStateError(key, "wrong-state", f"resolve needs outcome_unknown, found {getattr(record, 'state', None)}")
@@ -687,6 +728,9 @@ class Harness:
         updated = self._o.store.update(PREFIX + key, expect, patch)
         if updated is None:
             raise LedgerStateError(key, "changed", "the record changed while resolving it")
+        if self._o.on_event is not None:
+            notify(self._o.on_event, HarnessEvent("resolved", key, data.task_id, data.tool, updated.attempts,
+                                                  self._o.clock() - started, by=by, how=event["how"]))
         return to_entry(updated)
 
     def purge(self, *, batch_size: int = 1000) -> int:
@@ -732,6 +776,7 @@ def create_harness(
     wait_min_delay_ms: float = 25,
     wait_max_delay_ms: float = 1_000,
     key_secret: str | bytes | None = None,
+    on_event: Callable[[HarnessEvent], Any] | None = None,
     clock: Callable[[], int] = now_ms,
 ) -> Harness:
     """The wrapper an agent harness puts around every tool call, with the TypeScript ``createHarness`` defaults:
@@ -745,6 +790,10 @@ def create_harness(
     ``TypeError`` or ``CanonicalizationError``). It is never asked once the retries are used up, nor about an
     ``unguarded`` failure that may have reached the owner; an ``async def`` one needs ``acall``; one that raises
     ends the call with its error, the key released.
+
+    ``on_event`` is told of every call's progress, synchronously, as a read-only ``HarnessEvent`` (``executed``,
+    ``replayed``, ``waited``, ``retried``, ``taken_over``, ``outcome_unknown``, ``resolved``, ``failed``); a hook
+    that raises is warned about (``IdemkeyWarning``) and otherwise ignored, so that logging never breaks a call.
 
     >>> harness = create_harness(store=sqlite_store("./ledger.db"))
     """
@@ -764,6 +813,7 @@ def create_harness(
         wait_max_delay_ms=_number("wait_max_delay_ms", wait_max_delay_ms, exclusive=True),
         key_secret=check_secret(key_secret, "key_secret"),
         clock=clock,
+        on_event=check_on_event(on_event),
     )
     for method in ("claim", "get", "update", "delete", "list", "purge"):
         if not callable(getattr(options.store, method, None)):
