@@ -20,7 +20,8 @@ class HarnessEvent:
       or a claim lost), ``args_differ``.
     - ``replayed``: answered from the ledger without running the tool; ``args_differ``: the identity matched but the
       recorded call had other arguments (the recorded result is returned).
-    - ``waited``: for the same call ``on`` ``"in_process"`` (``acall``) or ``"pending"`` elsewhere.
+    - ``waited``: for the same call ``on`` ``"in_process"`` (``acall``), ``"pending"`` elsewhere, or
+      ``"awaiting_approval"`` (a person's decision on a call a TypeScript harness parked).
     - ``retried``: an attempt failed with ``error`` and another follows after ``delay_ms``.
     - ``taken_over``: this call took over a claim whose lease had lapsed, ``previous_attempts`` recorded.
     - ``outcome_unknown``: ``error`` is the ``OutcomeUnknownError`` raised.
