@@ -3,6 +3,7 @@
  * once", and scripts/model.mjs, which runs every configuration and mutant. One configuration per run, chosen with -D:
  *   -DHARNESS (default)  WORKERS harness workers calling one unguarded tool on one key; -DKEYED: a keyed tool
  *   -DMIDDLEWARE         REQUESTS requests with one Idempotency-Key through the middleware
+ *   -DHARNESS -DPYTHON   the Python harness's workers (no late completion), unguarded or, with -DKEYED, keyed
  * Bounds: FAULTS misbehaving commands, CRASHES crashes or replays; lease L and retention T ticks. Time itself is
  * unbounded (store.pml). Mutants (today's behaviours, each must yield a counterexample): MUTANT_RESEND,
  * MUTANT_SAVE_ONCE, MUTANT_SKEW, MUTANT_RENEW, MUTANT_MW_RERUN.

@@ -3,7 +3,9 @@
  * the key under test, on the claim layer (src/claim/claim.ts claimKey, src/claim/hold.ts holdClaim). The tool is
  * `unguarded` (the effect counts at an owner that does not dedupe) or, with -DKEYED, `keyed` (the owner dedupes on
  * the key). A crash may strike before any step; the call is then replayed by a new process (`goto look`, a new
- * token), as the chaos suite's workers do.
+ * token), as the chaos suite's workers do. With -DPYTHON, the Python harness (python/idemkey/harness.py), whose only
+ * step that differs is the completion that matches nothing: it ends there, with no late completion
+ * (docs/claim-protocol.md, "The same steps in Python").
  */
 
 /* The keyed owner's own record of the key (it dedupes on it; its retention outlives the ledger's). */
@@ -80,7 +82,11 @@ save:
   atomic {
     if
     :: rc == OK -> FORGET; goto done
+#ifdef PYTHON
+    :: rc == NOMATCH -> FORGET; goto done               /* the Python harness: no late completion (_save, _complete) */
+#else
     :: rc == NOMATCH -> FORGET; goto late
+#endif
     :: rc == ERR -> FORGET
     fi
   };

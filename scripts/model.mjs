@@ -25,6 +25,9 @@ const RUNS = [
   { name: "harness/unguarded", defines: ["-DHARNESS"], expect: "pass" },
   { name: "harness/keyed", defines: ["-DHARNESS", "-DKEYED"], expect: "pass" },
   { name: "middleware", defines: ["-DMIDDLEWARE"], expect: "pass" },
+  // The Python harness (docs/claim-protocol.md, "The same steps in Python"): no late completion.
+  { name: "python/harness/unguarded", defines: ["-DHARNESS", "-DPYTHON"], expect: "pass" },
+  { name: "python/harness/keyed", defines: ["-DHARNESS", "-DKEYED", "-DPYTHON"], expect: "pass" },
   // Liveness (P7): the LTL formula `ends`, with weak fairness.
   // FAST: a caller sends its next command before the retention of the key it just claimed ends (model/net.pml).
   // One misbehaving command each, to stay within minutes on two loaded cores.

@@ -5,6 +5,7 @@ from .errors import (
     ApprovalDeniedError,
     CanonicalizationError,
     IdemkeyError,
+    IdemkeyWarning,
     LedgerStateError,
     OutcomeUnknownError,
     OutcomeUnknownReason,
@@ -13,17 +14,21 @@ from .errors import (
     ToolCallError,
     WaitTimeoutError,
 )
+from .events import HarnessEvent
 from .harness import CallOutcome, Harness, Tool, ToolContext, create_harness, define_tool
 from .key import canonical_call, idempotency_key, key_hash
 from .ledger import LedgerEntry
+from .retry import RetryContext
 from .sqlite import sqlite_store
 from .store import MemoryStore, memory_store
 
 __all__ = [
     "CallOutcome",
     "Harness",
+    "HarnessEvent",
     "LedgerEntry",
     "MemoryStore",
+    "RetryContext",
     "Tool",
     "ToolContext",
     "create_harness",
@@ -33,6 +38,7 @@ __all__ = [
     "ApprovalDeniedError",
     "CanonicalizationError",
     "IdemkeyError",
+    "IdemkeyWarning",
     "LedgerStateError",
     "OutcomeUnknownError",
     "OutcomeUnknownReason",

@@ -26,8 +26,10 @@ from .errors import (
     OutcomeUnknownReason,
     WaitTimeoutError,
 )
+from .events import HarnessEvent, check_on_event, notify
 from .key import check_secret, idempotency_key, key_hash
 from .ledger import PREFIX, LedgerCall, LedgerEntry, add_event, check_version, decode, encode, last_event, to_entry
+from .retry import RetryContext, check_jitter, check_should_retry, default_retryable, retry_delay
 from .store import ClaimInput, Expect, MemoryStore, Patch, Store, StoreRecord, now_ms
 
 EFFECTS = ("read", "idempotent", "keyed", "unguarded")
@@ -90,11 +92,14 @@ class _Options:
     min_delay_ms: float
     max_delay_ms: float
     factor: float
+    jitter: bool
+    should_retry: Callable[[RetryContext], Any] | None
     wait_timeout_ms: float
     wait_min_delay_ms: float
     wait_max_delay_ms: float
     key_secret: Any
     clock: Callable[[], int]
+    on_event: Callable[[HarnessEvent], Any] | None
 
 
 # --- the effects the ledger logic yields ------------------------------------------------------------------------
@@ -152,7 +157,14 @@ class _Call:
     args: Any
     args_hash: str
     data: LedgerCall
+    started_at: int = 0
     replayed: bool = False
+
+
+def _emit(c: _Call, kind: str, attempt: int, **fields: Any) -> None:
+    hook = c.o.on_event
+    if hook is not None:
+        notify(hook, HarnessEvent(kind, c.key, c.task_id, c.tool.name, attempt, c.o.clock() - c.started_at, **fields))
 
 
 @dataclass
@@ -187,17 +199,26 @@ def _had_no_effect(error: BaseException, classify: Callable[[BaseException], boo
         return False
 
 
-def _retryable(error: BaseException) -> bool:
-    hint = getattr(error, "retryable", None)
-    if hint is not None:
-        return bool(hint)
-    return not isinstance(error, (TypeError, CanonicalizationError))
+def _plan_retry(c: _Call, attempt: int, failures: int, error: BaseException) -> Steps:
+    """The pause before the next attempt, in ms, or None for a final failure (the TypeScript ``planRetry``):
+    ``should_retry`` is asked while retries remain, and None from it keeps the default rule."""
+    o = c.o
+    if failures > o.retries:
+        return None
+    yes = None
+    if o.should_retry is not None:
+        yes = yield _Run(o.should_retry, (RetryContext(c.key, c.task_id, c.tool.name, attempt, error),))
+    if not (default_retryable(error) if yes is None else bool(yes)):
+        return None
+    return retry_delay(failures, error, min_delay_ms=o.min_delay_ms, max_delay_ms=o.max_delay_ms, factor=o.factor,
+                       jitter=o.jitter)
 
 
 def _settle(c: _Call) -> Steps:
     o = c.o
     pause_ms = o.wait_min_delay_ms
     waiting_since: float | None = None
+    waited_on: str | None = None
     seen_at = o.clock()
     while True:
         token = str(uuid.uuid4())
@@ -222,6 +243,7 @@ def _settle(c: _Call) -> Steps:
                     now = o.clock()
                     if waiting_since is None:
                         waiting_since = now
+                    waited_on = state
                     if now - waiting_since >= o.wait_timeout_ms:
                         raise WaitTimeoutError(c.key, state, now - waiting_since)
                     yield _Sleep(min(pause_ms * (0.5 + random.random() / 2), o.wait_timeout_ms - (now - waiting_since)))
@@ -233,6 +255,9 @@ def _settle(c: _Call) -> Steps:
                     fresh = False
                     continue
                 waiting_since = None
+                if waited_on is not None:
+                    _emit(c, "waited", record.attempts, on=waited_on)
+                    waited_on = None
                 if state == "completed":
                     return _replay(c, record)
                 if state == "denied":
@@ -251,6 +276,10 @@ def _settle(c: _Call) -> Steps:
                         return started[0]
                 record = yield _Op("get", (c.sk,))
                 fresh = False
+            if waited_on is not None:
+                # The wait ended in a lapsed lease or a record gone: this call claims again.
+                _emit(c, "waited", 0 if record is None else record.attempts, on=waited_on)
+                waited_on = None
             if record is None and o.clock() - seen_at > o.retention_ms:
                 raise _unknown_error(
                     c, f"its record expired while this call waited (retention {o.retention_ms} ms)",
@@ -268,6 +297,8 @@ def _replay(c: _Call, record: StoreRecord) -> Any:
             "could not record it and cannot replay it; the tool will not run again for this key",
         )
     c.replayed = True
+    if c.o.on_event is not None:
+        _emit(c, "replayed", record.attempts, args_differ=decode(record).args_hash != c.args_hash)
     return None if record.result == "" else json.loads(record.result)
 
 
@@ -288,6 +319,7 @@ def _take_over(c: _Call, record: StoreRecord, previous: StoreRecord) -> Steps:
     data = add_event(decode(record), {"type": "taken_over", "at": c.o.clock(), "previousAttempts": previous.attempts})
     unguarded = c.tool.effect == "unguarded"
     attempt = previous.attempts + 1 if unguarded else max(previous.attempts, 1) + 1
+    _emit(c, "taken_over", attempt, previous_attempts=previous.attempts)
     held = _Held(record.token or "", data, _args_for(c, data), attempt, data_changed=True)
     if unguarded and previous.attempts > 0:
         held.unknown_because = (
@@ -336,12 +368,17 @@ def _hold(c: _Call, held: _Held) -> Steps:
                     found = yield from _reconcile(c, held, attempt, because, error)
                     if found is not None:
                         return found[0]
-                if failures > o.retries or not _retryable(error):
+                try:
+                    delay = yield from _plan_retry(c, attempt, failures, error)
+                except Exception:
+                    # should_retry raised: the call ends with its error, the key released as after a final failure.
                     yield from _release(c, held, attempt)
                     raise
-                hinted = getattr(error, "retry_after_ms", None)
-                delay = min(o.max_delay_ms, o.min_delay_ms * o.factor ** (failures - 1))
-                delay = min(o.max_delay_ms, hinted) if isinstance(hinted, (int, float)) else delay * (0.5 + random.random() / 2)
+                if delay is None:
+                    yield from _release(c, held, attempt)
+                    _emit(c, "failed", attempt, error=error)
+                    raise
+                _emit(c, "retried", attempt, delay_ms=delay, error=error)
                 yield _Sleep(delay)
                 if tool.effect != "unguarded":
                     yield from _mark(c, held, attempt)
@@ -405,6 +442,7 @@ def _mark_unknown(c: _Call, held: _Held, attempt: int, because: tuple[str, str, 
     error = _unknown_error(c, why, reason, answer)
     if isinstance(cause, BaseException):
         error.__cause__ = cause
+    _emit(c, "outcome_unknown", attempt, error=error)
     return error
 
 
@@ -427,6 +465,7 @@ def _complete(c: _Call, held: _Held, value: Any, attempt: int, resolved_by: str 
             )) from None
         yield from _save(c, held, Patch(state="completed", result=None, token=None, lease_ms=None, attempts=attempt,
                                         ttl_ms=o.retention_ms))
+        _emit(c, "failed", attempt, error=bad)
         raise bad from None
     data: Any = None
     if resolved_by is not None:
@@ -437,7 +476,16 @@ def _complete(c: _Call, held: _Held, value: Any, attempt: int, resolved_by: str 
     if data is not None:
         patch = Patch(state="completed", result=text, token=None, lease_ms=None, attempts=attempt,
                       ttl_ms=o.retention_ms, data=data)
-    yield from _save(c, held, patch)
+    try:
+        written = yield from _save(c, held, patch)
+    except Exception as failure:
+        _emit(c, "failed", attempt, error=failure)
+        raise
+    if resolved_by is not None:
+        _emit(c, "resolved", attempt, how=resolved_by)
+    else:
+        # Not recorded: the claim was lost (taken over) before the save.
+        _emit(c, "executed", attempt, recorded=written is not None, args_differ=held.data.args_hash != c.args_hash)
     return json.loads(text)
 
 
@@ -474,12 +522,17 @@ def _run_read(c: _Call) -> Steps:
     attempt = 1
     while True:
         try:
-            return (yield _Run(c.tool.run, (c.args, ToolContext(c.key, c.task_id, c.tool.name, attempt))))
+            value = yield _Run(c.tool.run, (c.args, ToolContext(c.key, c.task_id, c.tool.name, attempt)))
+            _emit(c, "executed", attempt, recorded=False, args_differ=False)
+            return value
         except Exception as error:
             failures += 1
-            if failures > c.o.retries or not _retryable(error):
+            delay = yield from _plan_retry(c, attempt, failures, error)
+            if delay is None:
+                _emit(c, "failed", attempt, error=error)
                 raise
-            yield _Sleep(min(c.o.max_delay_ms, c.o.min_delay_ms * c.o.factor ** (failures - 1)))
+            _emit(c, "retried", attempt, delay_ms=delay, error=error)
+            yield _Sleep(delay)
             attempt += 1
 
 
@@ -524,7 +577,9 @@ def _drive_sync(o: _Options, steps: Steps) -> Any:
                     close = getattr(answer, "close", None)
                     if close:
                         close()
-                    raise TypeError("an async tool (or reconcile) needs harness.acall(), not harness.call()")
+                    raise TypeError(
+                        "an async tool (or reconcile, or should_retry) needs harness.acall(), not harness.call()"
+                    )
             elif isinstance(step, _Sleep):
                 time.sleep(step.ms / 1000)
             elif isinstance(step, _Hold):
@@ -602,7 +657,7 @@ class Harness:
         args_text = canonicalize_at(args, "$.args", DEFAULT_MAX_DEPTH)
         args_hash = key_hash(args_text, self._o.key_secret)
         data = LedgerCall(task_id, tool.name, tool.effect, args_hash, args_text, [], step)
-        return _Call(self._o, tool, task_id, key, PREFIX + key, args, args_hash, data)
+        return _Call(self._o, tool, task_id, key, PREFIX + key, args, args_hash, data, self._o.clock())
 
     def _steps(self, c: _Call) -> Steps:
         return _run_read(c) if c.tool.effect == "read" else _settle(c)
@@ -623,7 +678,9 @@ class Harness:
             running = self._running.get(c.key)
             if running is not None:
                 # The same call already running in this event loop: share its outcome.
-                return CallOutcome(await asyncio.shield(running), True)
+                value = await asyncio.shield(running)
+                _emit(c, "waited", 0, on="in_process")
+                return CallOutcome(value, True)
         task = asyncio.ensure_future(_drive_async(self._o, self._steps(c)))
         if c.tool.effect != "read":
             self._running[c.key] = task
@@ -652,6 +709,7 @@ class Harness:
         """Records what happened to a call whose outcome was unknown: ``result=...`` (it took effect; later calls
         replay it) or ``retry=True`` (it did not; the next call runs it)."""
         _check_key(key)
+        started = self._o.clock()
         record = self._o.store.get(PREFIX + key)
         if record is None or record.state != "outcome_unknown":
             raise LedgerStateError(key, "wrong-state", f"resolve needs outcome_unknown, found {getattr(record, 'state', None)}")
@@ -670,6 +728,9 @@ class Harness:
         updated = self._o.store.update(PREFIX + key, expect, patch)
         if updated is None:
             raise LedgerStateError(key, "changed", "the record changed while resolving it")
+        if self._o.on_event is not None:
+            notify(self._o.on_event, HarnessEvent("resolved", key, data.task_id, data.tool, updated.attempts,
+                                                  self._o.clock() - started, by=by, how=event["how"]))
         return to_entry(updated)
 
     def purge(self, *, batch_size: int = 1000) -> int:
@@ -709,15 +770,30 @@ def create_harness(
     min_delay_ms: float = 500,
     max_delay_ms: float = 30_000,
     factor: float = 2,
+    jitter: bool = True,
+    should_retry: Callable[[RetryContext], bool | None] | None = None,
     wait_timeout_ms: float = 120_000,
     wait_min_delay_ms: float = 25,
     wait_max_delay_ms: float = 1_000,
     key_secret: str | bytes | None = None,
+    on_event: Callable[[HarnessEvent], Any] | None = None,
     clock: Callable[[], int] = now_ms,
 ) -> Harness:
     """The wrapper an agent harness puts around every tool call, with the TypeScript ``createHarness`` defaults:
     a 30 s lease renewed every third of it while a tool runs, 7 days of retention, 3 retries from 500 ms doubling
     to 30 s, a 2-minute wait for a call running elsewhere, ledger format 1.
+
+    ``jitter`` (default True) waits a random time between half and all of each computed delay, so that callers
+    failing together do not retry together; an error's ``retry_after_ms`` is waited as asked. ``should_retry`` is
+    given a read-only ``RetryContext`` (key, task_id, tool, attempt, error) and decides whether a failed attempt is
+    retried: True, False, or None for the default rule (retried unless the error says ``retryable=False``, or is a
+    ``TypeError`` or ``CanonicalizationError``). It is never asked once the retries are used up, nor about an
+    ``unguarded`` failure that may have reached the owner; an ``async def`` one needs ``acall``; one that raises
+    ends the call with its error, the key released.
+
+    ``on_event`` is told of every call's progress, synchronously, as a read-only ``HarnessEvent`` (``executed``,
+    ``replayed``, ``waited``, ``retried``, ``taken_over``, ``outcome_unknown``, ``resolved``, ``failed``); a hook
+    that raises is warned about (``IdemkeyWarning``) and otherwise ignored, so that logging never breaks a call.
 
     >>> harness = create_harness(store=sqlite_store("./ledger.db"))
     """
@@ -730,11 +806,14 @@ def create_harness(
         min_delay_ms=_number("min_delay_ms", min_delay_ms),
         max_delay_ms=_number("max_delay_ms", max_delay_ms),
         factor=_number("factor", factor),
+        jitter=check_jitter(jitter),
+        should_retry=check_should_retry(should_retry),
         wait_timeout_ms=_number("wait_timeout_ms", wait_timeout_ms),
         wait_min_delay_ms=_number("wait_min_delay_ms", wait_min_delay_ms, exclusive=True),
         wait_max_delay_ms=_number("wait_max_delay_ms", wait_max_delay_ms, exclusive=True),
         key_secret=check_secret(key_secret, "key_secret"),
         clock=clock,
+        on_event=check_on_event(on_event),
     )
     for method in ("claim", "get", "update", "delete", "list", "purge"):
         if not callable(getattr(options.store, method, None)):

@@ -3,11 +3,14 @@ shared store, the fake owner being a file each effect is appended to. The TypeSc
 test/python/fixtures/worker.ts; both take the same JSON config as their one argument:
 
     {"store": "sqlite:<path>" | "postgres:<url>|<table>" | "redis:<url>|<prefix>", "owner": "<file>",
-     "calls": [{"task": "...", "effect": "keyed" | "unguarded" | ...}], "leaseMs": 300, "hang": false, "hangAt": 0, "ready": false, "toolMs": 20}
+     "calls": [{"task": "...", "effect": "keyed" | "unguarded" | ...}], "leaseMs": 300, "hang": false, "hangAt": 0, "ready": false, "toolMs": 20,
+     "loseAnswer": false, "ledgerVersion": 1}
 
 Prints one JSON line at the end: each call's value or error (class and reason). With "hang", the tool writes its
 start to the owner file and blocks, so that the test can kill the worker mid-call; with "hangAt": n, only the n-th
-tool run of the process does. "toolMs" is the longest pause between a tool's start and its effect.
+tool run of the process does. "toolMs" is the longest pause between a tool's start and its effect. With
+"loseAnswer", the tool records its effect and then fails as a lost answer does (ConnectionResetError), so that an
+unguarded call's outcome is unknown. "ledgerVersion" is the ledger format the harness writes.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ def main() -> None:
     harness = create_harness(
         store=store, lease_ms=config.get("leaseMs", 30_000), min_delay_ms=1, max_delay_ms=5,
         wait_min_delay_ms=5, wait_max_delay_ms=50, wait_timeout_ms=60_000,
+        ledger_version=config.get("ledgerVersion", 1),
     )
     owner, hang, hang_at = config["owner"], config.get("hang", False), config.get("hangAt", 0)
     runs = [0]
@@ -72,6 +76,8 @@ def main() -> None:
             time.sleep(random.random() * config.get("toolMs", 20) / 1000)
             append(owner, {"event": "effect", "key": ctx.idempotency_key, "lang": "python", "pid": os.getpid(),
                            "effect": effect})
+            if config.get("loseAnswer"):
+                raise ConnectionResetError("socket hang up")
             return {"by": "python", "pid": os.getpid(), "attempt": ctx.attempt}
 
         return define_tool(f"deploy-{effect}", effect, run)

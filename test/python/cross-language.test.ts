@@ -1,131 +1,37 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHarness } from "../../src/harness/index.js";
 import { encodeData, newCall } from "../../src/harness/ledger.js";
 import { listRecords } from "../../src/inspector/list.js";
 import { keyHash } from "../../src/key/idempotency-key.js";
 import { canonicalize, idempotencyKey } from "../../src/key/index.js";
-import { postgresStore } from "../../src/postgres/index.js";
-import { redisStore } from "../../src/redis/index.js";
-import { sqliteStore } from "../../src/sqlite/index.js";
-import type { Store } from "../../src/store/types.js";
-import { PG_URL, postgresService, REDIS_URL, redisService } from "../support/services.js";
-import { tsChildArgs } from "../support/ts-child.js";
-import { PYTHON, requirePython, skipWithoutPython } from "./support.js";
+import { requirePython, skipWithoutPython } from "./support.js";
+import {
+  ARGS,
+  type Call,
+  owner,
+  type Result,
+  run,
+  sharedBackends,
+  start,
+  together,
+  until,
+  waitFor,
+} from "./workers.js";
 
 // A TypeScript and a Python harness on one ledger, counted at a fake owner: a file each tool appends its start and
 // its effect to (python/tests/worker.py and fixtures/worker.ts, the same tools in each language).
 
-const ARGS = { service: "api", version: 3 };
 const noPython = skipWithoutPython("test/python/cross-language.test.ts");
 const dir = mkdtempSync(join(tmpdir(), "idemkey-xlang-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-type Lang = "python" | "ts";
-type Call = { task: string; effect: "keyed" | "idempotent" | "unguarded" };
-type Config = {
-  store: string;
-  owner: string;
-  calls: Call[];
-  leaseMs?: number;
-  hang?: boolean;
-  hangAt?: number;
-  ready?: boolean;
-  toolMs?: number;
-};
-type Result = {
-  task: string;
-  value?: { by: Lang; pid: number; attempt: number };
-  replayed?: boolean;
-  error?: string;
-};
-type Line = {
-  event: "start" | "effect";
-  key: string;
-  lang: Lang;
-  pid: number;
-  attempt?: number;
-  effect: string;
-};
-
-interface Running {
-  child: ChildProcess;
-  /** With `config.ready`: resolves once the worker is set up and waits for `go`. */
-  ready: Promise<void>;
-  go(): void;
-  done: Promise<Result[] | undefined>;
-}
-
-function start(lang: Lang, config: Config): Running {
-  const [command, args] =
-    lang === "python"
-      ? [PYTHON, ["python/tests/worker.py", JSON.stringify(config)]]
-      : [
-          process.execPath,
-          [...tsChildArgs(new URL("./fixtures/worker.ts", import.meta.url)), JSON.stringify(config)],
-        ];
-  const child = spawn(command, args, {
-    stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1" },
-  });
-  let out = "";
-  let err = "";
-  let said: () => void = () => {};
-  const ready = new Promise<void>((resolve) => {
-    said = resolve;
-  });
-  child.stdout!.on("data", (chunk) => {
-    out += chunk;
-    if (out.startsWith("ready\n")) said();
-  });
-  child.stderr!.on("data", (chunk) => {
-    err += chunk;
-  });
-  const done = new Promise<Result[] | undefined>((resolve, reject) => {
-    child.on("close", (code, signal) => {
-      if (signal === "SIGKILL") resolve(undefined);
-      else if (code !== 0) reject(new Error(`${lang} worker exited with ${code}: ${err.slice(-3000)}`));
-      else resolve((JSON.parse(out.trim().split("\n").pop()!) as { results: Result[] }).results);
-    });
-  });
-  done.catch(() => {});
-  if (!config.ready) child.stdin!.end();
-  return { child, ready, go: () => child.stdin!.end("go\n"), done };
-}
-
-/** Starts the workers together, once each is set up, and resolves with them started. */
-async function together(workers: Running[]): Promise<Running[]> {
-  await Promise.race([
-    Promise.all(workers.map((w) => w.ready)),
-    ...workers.map((w) => w.done.then(() => {})),
-  ]);
-  for (const w of workers) w.go();
-  return workers;
-}
-
-const run = async (lang: Lang, config: Config) => (await start(lang, config).done)!;
-
-function owner(path: string): Line[] {
-  if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Line);
-}
-
-/** Resolves once the owner file's lines satisfy `match`: the event a test waits for, read as it happens, once a poll. */
-async function until(path: string, match: (lines: Line[]) => boolean): Promise<void> {
-  for (let i = 0; i < 6000; i++) {
-    if (match(owner(path))) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`no matching line in ${path}`);
-}
+// Shared servers: a table and a prefix of this run's own, dropped and deleted afterwards (never a flush).
+const { backends: BACKENDS, cleanup } = await sharedBackends(dir);
+afterAll(async () => {
+  await cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** Deterministic pseudo-random numbers, so that a failing schedule of kills can be run again. */
 function seeded(seed: number): () => number {
@@ -141,87 +47,6 @@ const shuffle = <T>(items: T[], random: () => number) =>
     .map((item) => ({ item, r: random() }))
     .sort((a, b) => a.r - b.r)
     .map((x) => x.item);
-
-interface Backend {
-  name: string;
-  /** A store spec for the workers, fresh for each test (a new file, table or prefix). */
-  spec(test: string): string;
-  /** The same store, opened in this process. */
-  open(spec: string): Promise<Store>;
-}
-
-// Shared servers: a table and a prefix of this run's own, dropped and deleted afterwards (never a flush).
-const run_id = `${process.pid}_${Date.now().toString(36)}`;
-const pgService = await postgresService();
-const redisServiceFound = await redisService();
-const tables: string[] = [];
-const prefixes: string[] = [];
-
-afterAll(async () => {
-  if (tables.length > 0) {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    for (const table of tables) {
-      await client.query(`DROP TABLE IF EXISTS "public"."${table}"`);
-      await client.query(`DELETE FROM "public"."idemkey_meta" WHERE name = $1`, [table]);
-    }
-    await client.end();
-  }
-  if (prefixes.length > 0) {
-    const client = new Redis(REDIS_URL);
-    for (const prefix of prefixes) {
-      const keys = await client.keys(`${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`);
-      if (keys.length > 0) await client.del(...keys);
-    }
-    await client.quit();
-  }
-});
-
-const BACKENDS: (Backend & { skip?: string })[] = [
-  {
-    name: "one SQLite file",
-    spec: (test) => `sqlite:${join(dir, `${test}.db`)}`,
-    open: async (spec) => sqliteStore(spec.slice("sqlite:".length)),
-  },
-  {
-    name: "one PostgreSQL table",
-    skip: pgService.skip,
-    spec: (test) => {
-      const table = `idemkey_x_${run_id}_${test.replace(/[^a-z0-9]/gi, "_")}`.toLowerCase();
-      tables.push(table);
-      return `postgres:${PG_URL}|${table}`;
-    },
-    open: async (spec) => {
-      const bar = spec.lastIndexOf("|");
-      const pool = new pg.Pool({ connectionString: spec.slice("postgres:".length, bar), max: 2 });
-      const store = postgresStore(pool, { table: spec.slice(bar + 1) });
-      const close = async () => {
-        await store.close();
-        await pool.end();
-      };
-      return { ...store, close };
-    },
-  },
-  {
-    name: "one Redis prefix",
-    skip: redisServiceFound.skip,
-    spec: (test) => {
-      const prefix = `{idemkey-x-${run_id}-${test}}:`;
-      prefixes.push(prefix);
-      return `redis:${REDIS_URL}|${prefix}`;
-    },
-    open: async (spec) => {
-      const bar = spec.lastIndexOf("|");
-      const client = new Redis(spec.slice("redis:".length, bar));
-      const store = redisStore(client, { prefix: spec.slice(bar + 1) });
-      const close = async () => {
-        await store.close();
-        await client.quit();
-      };
-      return { ...store, close };
-    },
-  },
-];
 
 for (const backend of BACKENDS) {
   describe.skipIf(noPython || backend.skip !== undefined)(
@@ -262,9 +87,10 @@ for (const backend of BACKENDS) {
           setTimeout(() => other.child.kill("SIGKILL"), 100 + random() * 500);
           const cut = workers[cutter]!;
           const pid = cut.child.pid;
-          await until(
-            ownerFile,
-            (lines) => lines.filter((l) => l.event === "start" && l.pid === pid).length >= hangAt,
+          // One read of the owner file a poll (a check per line read it again for every line).
+          await waitFor(
+            `${hangAt} tool runs of the cut worker`,
+            () => owner(ownerFile).filter((l) => l.event === "start" && l.pid === pid).length >= hangAt,
           );
           cut.child.kill("SIGKILL");
           await Promise.all(workers.map((w) => w.done));
@@ -332,7 +158,7 @@ for (const backend of BACKENDS) {
           const ownerFile = join(dir, `${backend.name}-handoff-${first}.jsonl`.replace(/ /g, "-"));
           const calls: Call[] = [{ task: `handoff-${first}`, effect: "keyed" }];
           const hung = start(first, { store: spec, owner: ownerFile, calls, leaseMs: 300, hang: true });
-          await until(ownerFile, (lines) => lines.some((l) => l.event === "start" && l.lang === first));
+          await until(ownerFile, (l) => l.event === "start" && l.lang === first);
           hung.child.kill("SIGKILL");
           await hung.done;
           const [taken] = await run(second, { store: spec, owner: ownerFile, calls, leaseMs: 300 });
