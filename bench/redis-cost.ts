@@ -17,6 +17,8 @@ import { printTable } from "./table.js";
 const PREFIX = "{idemkey-cost}:";
 const CALLS = Number(process.env.CALLS ?? 2000);
 const ROUNDS = 5;
+/** The top-level commands a script runs as: by EVALSHA, or as a Redis 7 function (FCALL, FCALL_RO). */
+const SCRIPTS = ["evalsha", "fcall", "fcall_ro"];
 
 type Payload = typeof small & { n: number };
 const payload = (n: number): Payload => ({ ...small, n });
@@ -60,6 +62,9 @@ export async function benchRedisCost(): Promise<void> {
   });
   const onIo = createHarness({ store: redisStore(io, { prefix: PREFIX }) });
   const onNode = createHarness({ store: redisStore(node, { prefix: PREFIX }) });
+  const onIoEvalsha = createHarness({
+    store: redisStore({ evalsha: io.evalsha.bind(io), eval: io.eval.bind(io) }, { prefix: PREFIX }),
+  });
   const onMemory = createHarness({ store: memoryStore() });
   // The store without indexes (a fresh key: one plain SET NX GET, then the completion script), a prefix of its own.
   const onLean = createHarness({ store: redisStore(io, { prefix: `${PREFIX}lean:`, indexes: false }) });
@@ -97,6 +102,9 @@ export async function benchRedisCost(): Promise<void> {
     },
   };
   await createHarness({ store: spy }).call("spy", tool, payload(-1));
+  // The keys the replays ask for.
+  await onIo.call("io", tool, payload(0));
+  await onNode.call("node", tool, payload(0));
 
   const config = new IdempotencyConfig({});
   config.registerLambdaContext({ getRemainingTimeInMillis: () => 30_000 } as Parameters<
@@ -113,10 +121,17 @@ export async function benchRedisCost(): Promise<void> {
   const claimed: [key: string, token: string][] = [];
   const contenders: Record<string, { run: () => Promise<unknown>; commands: string[] }> = {
     "harness fresh, memory store": { run: () => onMemory.call("m", tool, payload(n++)), commands: [] },
-    "harness fresh, ioredis": { run: () => onIo.call("io", tool, payload(n++)), commands: ["evalsha"] },
+    "harness fresh, ioredis": { run: () => onIo.call("io", tool, payload(n++)), commands: SCRIPTS },
+    // A replay of a completed key: one script, which finds the record and answers it.
+    "harness replay, ioredis": { run: () => onIo.call("io", tool, payload(0)), commands: SCRIPTS },
+    // The same store on a client without the function commands: every script by EVALSHA (Redis before 7.0).
+    "harness fresh, ioredis, EVALSHA only": {
+      run: () => onIoEvalsha.call("io-evalsha", tool, payload(n++)),
+      commands: SCRIPTS,
+    },
     "harness fresh, ioredis, no indexes": {
       run: () => onLean.call("lean", tool, payload(n++)),
-      commands: ["evalsha", "set"],
+      commands: [...SCRIPTS, "set"],
     },
     "harness fresh, ioredis, no-op scripts": {
       run: () => onNoop.call("noop", tool, payload(n++)),
@@ -124,22 +139,23 @@ export async function benchRedisCost(): Promise<void> {
     },
     "harness fresh, node-redis": {
       run: () => onNode.call("node", tool, payload(n++)),
-      commands: ["evalsha"],
+      commands: SCRIPTS,
     },
+    "harness replay, node-redis": { run: () => onNode.call("node", tool, payload(0)), commands: SCRIPTS },
     // The harness's own claim and completion on the store alone, split: each claim leaves a key for a completion.
     "store claim (fresh key), ioredis": {
       run: async () => {
         const key = `store:${n++}`;
         claimed.push([key, (await ioStore.claim(key, claimInput!)).record.token!]);
       },
-      commands: ["evalsha"],
+      commands: SCRIPTS,
     },
     "store completion, ioredis": {
       run: async () => {
         const [key, token] = claimed.shift()!;
         await ioStore.update(key, { token, state: "pending" }, completion!);
       },
-      commands: ["evalsha"],
+      commands: SCRIPTS,
     },
     "Powertools fresh, node-redis": { run: () => powertools(payload(n++)), commands: ["set", "get", "del"] },
     "SET NX + SET, node-redis": {

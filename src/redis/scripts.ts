@@ -51,7 +51,7 @@ const LAYOUT_ERROR = `  local message = type(r) == 'table' and r.err or tostring
   if not string.find(message, 'WRONGTYPE', 1, true) then error(r) end
   error({err = 'IDEMKEY_LAYOUT ' .. KEYS[1] .. ' is not a hash: a record of layout 1 (a JSON string)'})`;
 
-const READ = `
+export const READ = `
 local function layout(key, r)
   -- Only WRONGTYPE is a record of another layout; any other error (a key a reshard moved off this node) goes on as it is.
   local message = type(r) == 'table' and r.err or tostring(r)
@@ -70,17 +70,7 @@ local ALL = {${FIELDS.map((f) => `'${f}'`).join(", ")}}
 /** Calls `read(key, unpack(ALL))` and names the positions of ALL. */
 const AT = Object.fromEntries(FIELDS.map((f, i) => [f, i + 1])) as Record<(typeof FIELDS)[number], number>;
 
-/**
- * ARGV: key, now ('' for Redis's TIME), state, fingerprint, token, leaseMs ('' for no lease), ttlMs, physical TTL,
- * then 'data' and the data when there is any. Returns `now` alone (a string) when it created the record (the client
- * builds it from `now`), else {status, now, fields...}: the record as it was (FIELDS order; on a takeover the client
- * applies the same change). `resent_takeover` is the resend rule's answer for a takeover (see record.ts `resent`).
- *
- * A fresh key, the common case, takes the shortest path: nothing before it but the clock, no table built, the
- * fields written by one literal HSET (the optional data pair expanded from ARGV's tail). The functions of READ are
- * defined after it, for the claims that meet a record.
- */
-export const CLAIM = `
+const CLAIM_HEAD = `
 local now
 if ARGV[2] ~= '' then now = tonumber(ARGV[2]) else
   local t = redis.call('TIME')
@@ -88,30 +78,17 @@ if ARGV[2] ~= '' then now = tonumber(ARGV[2]) else
 end
 local stamp = string.format('%.0f', now)
 local expiresAtNew = string.format('%.0f', now + tonumber(ARGV[7]))
-local function create(indexKey)
-  if ARGV[6] ~= '' then
-    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
-      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew,
-      'leaseUntil', string.format('%.0f', now + tonumber(ARGV[6])), unpack(ARGV, 9))
-  else
-    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
-      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew, unpack(ARGV, 9))
-  end
-  redis.call('PEXPIRE', KEYS[1], ARGV[8])
-  redis.call('ZADD', KEYS[2], expiresAtNew, ARGV[1])
-  -- A record Redis expired itself left its key index entry behind (harmless); a new key needs one.
-  if indexKey then redis.call('ZADD', KEYS[3], 0, ARGV[1]) end
-  return stamp
-end
 -- EXISTS works on a key of any type, so a fresh key needs no layout check: the HSET cannot meet a string.
-if redis.call('EXISTS', KEYS[1]) == 0 then return create(true) end
-${READ}
+if redis.call('EXISTS', KEYS[1]) == 0 then return create(KEYS, ARGV, now, stamp, expiresAtNew, true) end
+`;
+
+const CLAIM_TAIL = `
 local r = read(KEYS[1], unpack(ALL))
 local expiresAt = r[${AT.expiresAt}]
 if not expiresAt or tonumber(expiresAt) <= now then
   -- An expired record may still hold fields the new one leaves absent.
   if expiresAt then redis.call('DEL', KEYS[1]) end
-  return create(not expiresAt)
+  return create(KEYS, ARGV, now, stamp, expiresAtNew, not expiresAt)
 end
 local state, token, leaseUntil = r[${AT.state}], r[${AT.token}], r[${AT.leaseUntil}]
 if state == 'pending' and leaseUntil and tonumber(leaseUntil) <= now and r[${AT.fingerprint}] == ARGV[4] then
@@ -131,6 +108,39 @@ if state == 'pending' and token == ARGV[5] then
 end
 return {'exists', stamp, unpack(r)}
 `;
+
+/** Creates the record (the claim's fresh path): a function of its arguments, so a library defines it once. */
+export const CREATE = `
+local function create(KEYS, ARGV, now, stamp, expiresAtNew, indexKey)
+  if ARGV[6] ~= '' then
+    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
+      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew,
+      'leaseUntil', string.format('%.0f', now + tonumber(ARGV[6])), unpack(ARGV, 9))
+  else
+    redis.call('HSET', KEYS[1], 'state', ARGV[3], 'fingerprint', ARGV[4], 'token', ARGV[5], 'attempts', '0',
+      'createdAt', stamp, 'updatedAt', stamp, 'expiresAt', expiresAtNew, unpack(ARGV, 9))
+  end
+  redis.call('PEXPIRE', KEYS[1], ARGV[8])
+  redis.call('ZADD', KEYS[2], expiresAtNew, ARGV[1])
+  -- A record Redis expired itself left its key index entry behind (harmless); a new key needs one.
+  if indexKey then redis.call('ZADD', KEYS[3], 0, ARGV[1]) end
+  return stamp
+end`;
+
+/** The claim's body as a library function runs it: CREATE and READ are the library's. */
+export const CLAIM_BODY = `${CLAIM_HEAD}${CLAIM_TAIL}`;
+
+/**
+ * ARGV: key, now ('' for Redis's TIME), state, fingerprint, token, leaseMs ('' for no lease), ttlMs, physical TTL,
+ * then 'data' and the data when there is any. Returns `now` alone (a string) when it created the record (the client
+ * builds it from `now`), else {status, now, fields...}: the record as it was (FIELDS order; on a takeover the client
+ * applies the same change). `resent_takeover` is the resend rule's answer for a takeover (see record.ts `resent`).
+ *
+ * A fresh key, the common case, takes the shortest path: nothing before it but the clock and CREATE, no table
+ * built, the fields written by one literal HSET (the optional data pair expanded from ARGV's tail). The functions of
+ * READ are defined after it, for the claims that meet a record.
+ */
+export const CLAIM = `${CREATE}${CLAIM_HEAD}${READ}${CLAIM_TAIL}`;
 
 /**
  * ARGV: key, now ('' for TIME), expected token ('=' .. token, or '' for any), expected state ('' for any), new ttlMs
@@ -186,7 +196,7 @@ return r
 `;
 
 /** ARGV: key, now ('' for TIME), expected token ('=' .. token, or ''), expected state (or ''). Returns 1 when it deleted. */
-export const DELETE = `${READ}
+const DELETE_BODY = `
 local r = read(KEYS[1], 'expiresAt', 'token', 'state')
 if not r[1] or tonumber(r[1]) <= clock(ARGV[2]) then return 0 end
 if ARGV[3] ~= '' and r[2] ~= string.sub(ARGV[3], 2) then return 0 end
@@ -196,14 +206,16 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return 1
 `;
+export const DELETE = `${READ}${DELETE_BODY}`;
 
 /** ARGV: now ('' for TIME). Returns the live record's fields in FIELDS order, or nil when there is none or it expired. */
-export const GET = `${READ}
+const GET_BODY = `
 local r = read(KEYS[1], unpack(ALL))
 local expiresAt = r[${AT.expiresAt}]
 if not expiresAt or tonumber(expiresAt) <= clock(ARGV[1]) then return nil end
 return r
 `;
+export const GET = `${READ}${GET_BODY}`;
 
 /**
  * KEYS: the key index. ARGV: record key prefix, now ('' for TIME), ZRANGEBYLEX start, key prefix ('' for none), state ('' for
@@ -211,7 +223,7 @@ return r
  * key, fields..., key, fields..., ...} (FIELDS order): live matching records in byte order of their keys, and where
  * to go on from ('' when the range is exhausted). The scan bound keeps one call from blocking Redis on a large index.
  */
-export const LIST = `${READ}
+const LIST_BODY = `
 local now, prefix, state, wanted, bound = clock(ARGV[2]), ARGV[4], ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
 local entries = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[3], '+', 'LIMIT', 0, bound)
 local out, found = {''}, 0
@@ -229,6 +241,7 @@ end
 if #entries == bound then out[1] = '(' .. entries[#entries] end
 return out
 `;
+export const LIST = `${READ}${LIST_BODY}`;
 
 /**
  * KEYS: the key index. ARGV: record key prefix, now ('' for TIME), ZRANGEBYLEX start and end of the key prefix's
@@ -239,7 +252,7 @@ return out
  * Redis's is larger than a page, and reads two fields of each record (all of them only for the ones it returns):
  * its cost grows with the prefix's records, and Redis runs nothing else meanwhile (measured in store.ts).
  */
-export const CHANGES = `${READ}
+const CHANGES_BODY = `
 local now, prefix, since, limit, page = clock(ARGV[2]), ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local start, live, found = ARGV[3], 0, 0
 local out = {ms(now), 0}
@@ -268,6 +281,7 @@ end
 out[2] = live
 return out
 `;
+export const CHANGES = `${READ}${CHANGES_BODY}`;
 
 /**
  * KEYS: the expiry index, the key index. ARGV: record key prefix, now ('' for TIME), limit. Deletes up to `limit` records whose
@@ -275,7 +289,7 @@ return out
  * record lives on (its expiry moved later) gets the true score and does not count; the script reads on past it, a
  * bounded number of entries, so that a batch short of `limit` still means none are left.
  */
-export const PURGE = `${READ}
+const PURGE_BODY = `
 local now, limit = clock(ARGV[2]), tonumber(ARGV[3])
 local removed, looked = 0, 0
 while removed < limit and looked < 10 * limit do
@@ -297,8 +311,26 @@ while removed < limit and looked < 10 * limit do
 end
 return removed
 `;
+export const PURGE = `${READ}${PURGE_BODY}`;
 
 /** Redis's clock in epoch ms, for a listing that pages through several scripts at one instant. */
-export const NOW = `${READ}
+const NOW_BODY = `
 return ms(clock(''))
 `;
+export const NOW = `${READ}${NOW_BODY}`;
+
+/**
+ * Each script's body without the helpers before it (READ, CREATE), for the function library (library.ts), which
+ * defines those once at library level instead of on every call. The scripts above are these bodies with their
+ * helpers, for EVALSHA where functions are unavailable and for the Python store.
+ */
+export const BODIES = {
+  claim: CLAIM_BODY,
+  update: UPDATE,
+  delete: DELETE_BODY,
+  get: GET_BODY,
+  list: LIST_BODY,
+  changes: CHANGES_BODY,
+  purge: PURGE_BODY,
+  now: NOW_BODY,
+} as const;

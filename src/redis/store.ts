@@ -15,14 +15,15 @@ import type {
   StoreOptions,
   StoreRecord,
 } from "../store/types.js";
-import { type RedisClientLike, script, scriptRunner } from "./client.js";
+import { type RedisClientLike, scriptRunner } from "./client.js";
 import { checkClusterPrefix, refuseConfig } from "./cluster.js";
 import { redisDriver } from "./description.js";
 import { LAYOUT, layoutCheck, layoutOption } from "./layout.js";
 import { leanStore } from "./lean-store.js";
 import { LEAN_LAYOUT } from "./lean-value.js";
+import { library, scripts } from "./library.js";
 import { isRefused, nextRefusedDelay } from "./refused.js";
-import { CHANGES, CLAIM, DELETE, FIELDS, GET, LIST, NOW, PURGE, UPDATE } from "./scripts.js";
+import { FIELDS } from "./scripts.js";
 
 export interface RedisStoreOptions extends StoreOptions {
   /**
@@ -77,17 +78,6 @@ const LIST_SCAN = 500;
 /** Index entries the changes script reads per ZRANGEBYLEX while it walks a prefix. */
 const CHANGES_PAGE = 500;
 
-const scripts = {
-  claim: script(CLAIM),
-  update: script(UPDATE),
-  delete: script(DELETE),
-  get: script(GET),
-  list: script(LIST),
-  changes: script(CHANGES),
-  purge: script(PURGE),
-  now: script(NOW),
-};
-
 /**
  * A store in Redis, shared by every process that reaches the server, through the ioredis or node-redis client you
  * already have (never opened or closed by the store). A claim is a Lua script that creates the record when there is
@@ -110,8 +100,9 @@ const scripts = {
  * const store = redisStore(new Redis(process.env.REDIS_URL));
  */
 export function redisStore(client: RedisClientLike, options: RedisStoreOptions = {}): Store {
-  const redis = scriptRunner(client);
   const { clock, prefix, ttlMarginMs, refusedRetryMs, indexes } = resolveOptions(options);
+  // The indexed store's scripts as Redis 7 functions where the server allows (client.ts decides, once).
+  const redis = scriptRunner(client, indexes ? library : undefined);
   checkClusterPrefix(client, prefix);
   const recordKey = (key: string) => `${prefix}r:${key}`;
   const expiries = `${prefix}expiries`;

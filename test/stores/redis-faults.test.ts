@@ -52,7 +52,7 @@ async function killMidCall<T>(id: number, call: () => Promise<T>): Promise<T | u
     const pending = call().catch((error: unknown) => ({ rejected: error }));
     for (let i = 0; ; i++) {
       const line = String(await admin.client("LIST", "ID", id));
-      if (/ flags=\w*b/.test(line) && / cmd=eval/.test(line)) break;
+      if (/ flags=\w*b/.test(line) && / cmd=(?:eval|fcall)/.test(line)) break;
       if (i > 1000) throw new Error(`the store's command never reached Redis: ${line}`);
       await sleep(2);
     }

@@ -32,7 +32,7 @@ const LIMITS = {
   // row as it is (the async SQLite stores): statements that can write, here writing nothing.
   "replay after fresh calls": { roundTrips: 2, writes: 2 },
 };
-/** A Redis script runs as one atomic step: counted as a write whether it wrote or only read. */
+/** A Redis script or function runs as one atomic step: counted as a write whether it wrote or only read. */
 const SCRIPT_LIMITS = {
   fresh: { roundTrips: 2, writes: 2 },
   replay: { roundTrips: 1, writes: 1 },
@@ -158,13 +158,27 @@ describe.skipIf(redis.skip)("round trips on Redis", () => {
 
   it("ioredis: each case within its limit", async () => {
     await io.connect();
-    const { client, sent } = counting(io, { evalsha: script, eval: script, set: script });
+    const { client, sent } = counting(io, {
+      evalsha: script,
+      eval: script,
+      set: script,
+      fcall: script,
+      fcall_ro: script,
+      function: script,
+    });
     expectWithin(await costs("ioredis", redisStore(client, { prefix: `${prefix}io:` }), sent), SCRIPT_LIMITS);
   });
 
   it("node-redis: each case within its limit", async () => {
     await node.connect();
-    const { client, sent } = counting(node, { evalSha: script, eval: script, set: script });
+    const { client, sent } = counting(node, {
+      evalSha: script,
+      eval: script,
+      set: script,
+      fCall: script,
+      fCallRo: script,
+      functionLoad: script,
+    });
     expectWithin(
       await costs("node-redis", redisStore(client, { prefix: `${prefix}node:` }), sent),
       SCRIPT_LIMITS,
