@@ -148,6 +148,9 @@ export function scriptRunner(client: unknown, library?: FunctionLibrary): Script
  */
 const UNAVAILABLE = /^(?:ERR unknown command|ERR unknown subcommand|NOPERM)/i;
 
+/** The server's answer to a command an ACL denies: refused before it ran. */
+const DENIED = /^NOPERM/;
+
 /** The server's answer for a function it does not have (restarted, or `FUNCTION FLUSH`): nothing ran. */
 const NOT_FOUND = /^ERR Function not found/;
 
@@ -156,7 +159,8 @@ const NOT_FOUND = /^ERR Function not found/;
  * that has a function: `FUNCTION LOAD REPLACE` of the library; where that is unavailable (see UNAVAILABLE) every
  * script goes by EVALSHA from then on; any other failure (the server unreachable) decides nothing, and the next
  * script tries again. A function the server no longer has (`Function not found`) is loaded again and called once
- * more: that reply proves the first call ran nothing. No other failure is retried here.
+ * more, and an FCALL an ACL denies (`NOPERM`) goes by EVALSHA from then on: both replies prove the call ran
+ * nothing. No other failure is retried here.
  */
 function runner(commands: Commands, library: FunctionLibrary | undefined): ScriptRunner["run"] {
   const byScript = (s: Script, keys: string[], args: string[]) =>
@@ -190,7 +194,13 @@ function runner(commands: Commands, library: FunctionLibrary | undefined): Scrip
   };
   const byFunction = (s: Script & { fn: string }, keys: string[], args: string[]) =>
     functions.fcall(s.fn, s.readOnly === true, keys, args).catch((error: unknown) => {
-      if (!NOT_FOUND.test(String((error as Error)?.message))) throw error;
+      const message = String((error as Error)?.message);
+      // An ACL that lets FUNCTION LOAD through may still deny FCALL: refused before it ran, so EVALSHA from now on.
+      if (DENIED.test(message)) {
+        decided = false;
+        return byScript(s, keys, args);
+      }
+      if (!NOT_FOUND.test(message)) throw error;
       return reload().then(() => functions.fcall(s.fn, s.readOnly === true, keys, args));
     });
   return (s, keys, args) => {

@@ -181,6 +181,28 @@ testStore(
     expect(sent.filter((s) => s === "evalsha").length).toBeGreaterThanOrEqual(3);
   });
 
+  it("runs by EVALSHA where an ACL allows FUNCTION LOAD but denies FCALL (NOPERM: the call ran nothing)", async () => {
+    const server = await privateRedis();
+    const admin = new Redis(server.url);
+    await admin.acl("SETUSER", "nocall", "on", ">pw", "~*", "+@all", "-fcall", "-fcall_ro");
+    const user = new Redis(`redis://nocall:pw@127.0.0.1:${server.port}`);
+    try {
+      const store = redisStore(user, { prefix });
+      const { record } = await store.claim("k", claimInput);
+      expect((await store.claim("k", { ...claimInput, token: "t2" })).status).toBe("exists");
+      await store.update("k", { token: record.token!, state: "pending" }, completion);
+      expect((await store.get("k"))?.result).toBe("r");
+      const calls = await commandCalls(admin);
+      expect(calls.evalsha).toBeGreaterThanOrEqual(4);
+      expect(calls.fcall ?? 0).toBe(0);
+      expect(calls.fcall_ro ?? 0).toBe(0);
+    } finally {
+      user.disconnect();
+      admin.disconnect();
+      await server.stop();
+    }
+  });
+
   it("runs by EVALSHA where an ACL denies FUNCTION (NOPERM), on node-redis", async () => {
     const server = await privateRedis();
     const admin = new Redis(server.url);
