@@ -72,6 +72,7 @@ export default defineConfig({
     include: [
       "test/runtimes/runtime.check.ts",
       "test/key/*.test.ts",
+      "test/fetch/network-failure.test.ts",
       "test/stores/memory.test.ts",
       "test/stores/node-sqlite.test.ts",
       "test/stores/sqlite13.test.ts",
