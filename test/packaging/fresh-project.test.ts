@@ -459,6 +459,24 @@ describe.skipIf(skip)(
       });
     }
 
+    it("does not run examples/cloudflare-agents on Node, Bun or Deno: its Worker imports cloudflare:workers, which only workerd provides", () => {
+      // test/integrations/cloudflare-agents.test.ts runs it in workerd (the example's driver starts workerd).
+      const worker = readFileSync(join(root, "examples/cloudflare-agents/worker.ts"), "utf8");
+      expect(worker).toMatch(/^import \{[^}]*\} from "cloudflare:workers";$/m);
+      writeFileSync(join(app, "cloudflare-probe.mjs"), 'import "cloudflare:workers";\n');
+      const tried = [
+        [node24, ["node", "cloudflare-probe.mjs"]],
+        [bun, [bun.bin, "cloudflare-probe.mjs"]],
+        [deno, [deno.bin, "run", "--no-prompt", "cloudflare-probe.mjs"]],
+      ] as const;
+      for (const [runtime, argv] of tried) {
+        if (!runtime.bin) continue;
+        const ran = on(runtime.bin, argv[0]!, argv.slice(1) as string[], app, { DENO_NO_UPDATE_CHECK: "1" });
+        expect(ran.status, runtime.name).not.toBe(0);
+        expect(ran.stderr, runtime.name).toMatch(/cloudflare/);
+      }
+    });
+
     it(
       "type-checks every README and docs block under tsc --strict against what npm installed",
       () => {
