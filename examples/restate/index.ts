@@ -98,6 +98,8 @@ try {
     headers: { "content-type": "application/json" },
     body: "1999",
   });
+  // A failed invocation answers with Restate's error object, not a receipt: the example fails then too.
+  if (!res.ok) process.exitCode = 1;
   console.log("receipt:", await res.json());
   console.log(
     `requests to the payments API: ${api.requests()} (the first reply was lost; Restate retried the block)`,

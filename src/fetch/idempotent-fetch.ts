@@ -1,3 +1,4 @@
+import { fetchFailureCode, fetchNeverSent, isFetchNetworkFailure } from "../errors/fetch-failure.js";
 import { HttpStatusError } from "../errors/http-status-error.js";
 import { IdempotencyConflictError } from "../errors/idempotency-conflict-error.js";
 import { NetworkError } from "../errors/network-error.js";
@@ -49,16 +50,6 @@ export interface IdempotentFetchOptions {
   fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 }
 
-/** Codes of failures before anything was sent: the owner cannot have done anything. */
-const NEVER_SENT = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "ENETUNREACH",
-  "EHOSTUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
-
 /**
  * Makes an `idempotentFetch` with these options, validated once.
  *
@@ -102,8 +93,8 @@ export function createIdempotentFetch(options: IdempotentFetchOptions = {}): Ide
     try {
       response = await (fetchImpl ?? globalThis.fetch)(input, request);
     } catch (error) {
-      // An abort is the caller's decision, and a TypeError without a cause is a bad URL or init: pass them on.
-      if (signal?.aborted || (error instanceof TypeError && error.cause === undefined)) throw error;
+      // An abort is the caller's decision, and any other TypeError is a bad URL or init: pass them on.
+      if (signal?.aborted || (error instanceof TypeError && !isFetchNetworkFailure(error))) throw error;
       throw networkError(error);
     }
     return classify(response, key, maxRetryAfterMs);
@@ -148,23 +139,14 @@ async function classify(response: Response, key: string, maxRetryAfterMs: number
 }
 
 function networkError(error: unknown): NetworkError {
-  const code = errorCode(error);
-  const noEffect = code !== undefined && NEVER_SENT.has(code);
   const reason =
     error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : "";
-  return new NetworkError({ code, noEffect, detail: reason, cause: error });
-}
-
-/** The first system error code along the cause chain (undici nests it: TypeError -> Error { code }). */
-function errorCode(error: unknown): string | undefined {
-  for (let e = error, depth = 0; typeof e === "object" && e !== null && depth < 5; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === "string") return code;
-    const nested = (e as { errors?: unknown }).errors;
-    if (Array.isArray(nested) && nested.length > 0) e = nested[0];
-    else e = (e as { cause?: unknown }).cause;
-  }
-  return undefined;
+  return new NetworkError({
+    code: fetchFailureCode(error),
+    noEffect: fetchNeverSent(error),
+    detail: reason,
+    cause: error,
+  });
 }
 
 function checkKey(ctx: KeyContext, quoted: boolean): string {

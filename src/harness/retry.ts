@@ -1,3 +1,4 @@
+import { isFetchNetworkFailure } from "../errors/fetch-failure.js";
 import { isCanonicalizationError, isIdempotencyConflictError } from "../errors/guards.js";
 import { retryHints } from "../errors/retry-hints.js";
 import { numberOption } from "../options/number-option.js";
@@ -119,18 +120,6 @@ export function isFinal(error: unknown): boolean {
     (error instanceof TypeError && !isFetchNetworkFailure(error)) ||
     isCanonicalizationError(error) ||
     isIdempotencyConflictError(error)
-  );
-}
-
-/**
- * `fetch`'s "fetch failed": a TypeError whose cause is the socket's or the resolver's error (`ECONNRESET`,
- * `UND_ERR_SOCKET`, ...), a lost reply that the same key may retry, where a TypeError without one is a bad URL or
- * init (the rule `idempotentFetch` reads too).
- */
-function isFetchNetworkFailure(error: TypeError): boolean {
-  const { cause } = error as { cause?: unknown };
-  return (
-    typeof cause === "object" && cause !== null && typeof (cause as { code?: unknown }).code === "string"
   );
 }
 

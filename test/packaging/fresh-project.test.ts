@@ -72,9 +72,9 @@ const EXAMPLE_IMPORTS = [
   "@restatedev/restate-server@1",
 ];
 /**
- * The examples, each run by a runtime's command on its compiled JavaScript. cloudflare-agents runs in workerd, not in
- * a project's Node: test/integrations/cloudflare-agents.test.ts runs it. mastra needs Node 22.13 (@mastra/core does),
- * restate Node 22 (the Restate SDK uses Promise.withResolvers).
+ * The examples, each run by a runtime's command on its compiled JavaScript: `node`, `bun`, and `deno run` with the
+ * permissions its README names. cloudflare-agents runs in workerd, not in a project's runtime (its Worker imports
+ * `cloudflare:workers` and needs Durable Objects): test/integrations/cloudflare-agents.test.ts runs it.
  */
 const EXAMPLES = [
   "mcp",
@@ -86,6 +86,37 @@ const EXAMPLES = [
   "otel",
   "dbos",
   "restate",
+];
+
+/**
+ * The examples Node 20 cannot run, each with what stops it, which a test checks rather than assumes: a package's
+ * `engines` asks for a newer Node, or the package calls a built-in Node 20 lacks. The Node 20 project installs what
+ * each of the others imports.
+ */
+const NOT_ON_NODE20: Record<
+  string,
+  { engines: string; of?: string } | { builtin: string; calledIn: string }
+> = {
+  ai: { engines: "ai" },
+  // It ran on Node 20.20 by hand, but npm warns EBADENGINE at install: not a supported setup to test.
+  "openai-agents": { engines: "openai", of: "@openai/agents" },
+  mastra: { engines: "@mastra/core" },
+  restate: { builtin: "Promise.withResolvers", calledIn: "@restatedev/restate-sdk/dist/promises.js" },
+};
+const NODE20_EXAMPLES = EXAMPLES.filter((name) => !(name in NOT_ON_NODE20));
+/** What the examples Node 20 runs import beyond the README's Install block. */
+const NODE20_IMPORTS = [
+  "@modelcontextprotocol/sdk@1",
+  "zod@4",
+  "@langchain/core@1",
+  "@langchain/langgraph@1",
+  "@anthropic-ai/claude-agent-sdk",
+  "@opentelemetry/api@1",
+  "@opentelemetry/sdk-trace-base@2",
+  "@opentelemetry/context-async-hooks@2",
+  "@dbos-inc/dbos-sdk",
+  "pg@8",
+  "@types/pg",
 ];
 
 const cache = join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "idemkey-fresh");
@@ -198,8 +229,8 @@ function keepPrebuild(project: string, node: string) {
 }
 
 /** The examples as a user copies them: imports of ../../src/<subpath>/index.js read `idemkey/<subpath>`. */
-function copyExamples(to: string) {
-  for (const name of [...EXAMPLES, "engines"]) {
+function copyExamples(to: string, names: string[]) {
+  for (const name of [...names, "engines"]) {
     const from = join(root, "examples", name);
     mkdirSync(join(to, name), { recursive: true });
     for (const file of readdirSync(from).filter((f) => f.endsWith(".ts"))) {
@@ -233,14 +264,27 @@ describe.skipIf(skip)(
       });
       const init = on(node24.bin!, "npx", ["tsc", "--init"], app);
       expect(init.status, init.stdout).toBe(0);
-      copyExamples(join(app, "examples"));
+      copyExamples(join(app, "examples"), EXAMPLES);
       writeFileSync(join(app, "hello.ts"), tsBlocks("README.md")[0]!.code);
       if (node20.bin) {
         makeProject(node20.bin, app20, { "better-sqlite3": "better-sqlite3@12" }, node20Env());
         if (existsSync(join(app20, "node_modules/better-sqlite3/build/Release/better_sqlite3.node")))
           keepPrebuild(app20, node20.bin);
+        const more20 = on(
+          node20.bin,
+          "npm",
+          ["install", "--no-audit", "--no-fund", "--prefer-offline", ...NODE20_IMPORTS],
+          app20,
+        );
+        installs.push({
+          project: app20,
+          command: "npm install <the Node 20 examples' imports>",
+          status: more20.status,
+          output: more20.stdout + more20.stderr,
+        });
         const init20 = on(node20.bin, "npx", ["tsc", "--init"], app20);
         expect(init20.status, init20.stdout).toBe(0);
+        copyExamples(join(app20, "examples"), NODE20_EXAMPLES);
         writeFileSync(join(app20, "hello.ts"), tsBlocks("README.md")[0]!.code);
       }
       // On stdout, for the report: how long making the projects took on this machine (never asserted).
@@ -351,18 +395,37 @@ describe.skipIf(skip)(
       WORK_MS,
     );
 
+    /** The command line of `runtime` for an example, the one its README shows (Deno's with its permissions). */
+    function exampleArgv(name: string, runtime: Runtime): string[] {
+      const file = `examples/${name}/index.js`;
+      if (runtime === bun) return [bun.bin!, file];
+      if (runtime !== deno) return ["node", file];
+      const readme = readFileSync(join(root, "examples", name, "README.md"), "utf8");
+      const line = new RegExp(`^deno run ((?:--allow-[a-z]+ )*)examples/${name}/index\\.js`, "m").exec(
+        readme,
+      );
+      expect(line, `examples/${name}/README.md names its deno run command`).not.toBeNull();
+      return [deno.bin!, "run", "--no-prompt", ...line![1]!.split(" ").filter(Boolean), file];
+    }
+
     for (const name of EXAMPLES) {
-      // Node 20's project has better-sqlite3 12 and none of the examples' frameworks, several of which need Node 22.
-      for (const runtime of [node24, node22]) {
+      for (const runtime of [node24, node22, node20, bun, deno]) {
+        if (runtime === node20 && !NODE20_EXAMPLES.includes(name)) continue;
         const off = !runtime.bin;
         const why = off ? ` (skipped: no ${runtime.name})` : "";
+        const command =
+          runtime === deno ? "deno run with its README's permissions" : runtime === bun ? "bun" : "node";
+        const project = runtime === node20 ? "the Node 20 project (better-sqlite3 12)" : "the project";
         it.skipIf(off)(
-          `runs examples/${name} on ${runtime.name}, compiled, against the tarball${why}`,
+          `runs examples/${name} on ${runtime.name} (${command}), compiled, in ${project}${why}`,
           () => {
+            const cwd = runtime === node20 ? app20 : app;
             // Restate's SDK logs each failed attempt of a ctx.run as a WARN with its stack on stderr: the lost reply
             // this example stages. Its stdout counts the attempts; ERROR keeps stderr for what is not staged.
-            const env: NodeJS.ProcessEnv = name === "restate" ? { RESTATE_LOGGING: "ERROR" } : {};
-            const ran = on(runtime.bin!, "node", [`examples/${name}/index.js`], app, env);
+            const env: NodeJS.ProcessEnv = { DENO_NO_UPDATE_CHECK: "1" };
+            if (name === "restate") env.RESTATE_LOGGING = "ERROR";
+            const argv = exampleArgv(name, runtime);
+            const ran = on(runtime.bin!, argv[0]!, argv.slice(1), cwd, env);
             expect({ status: ran.status, stderr: ran.stderr }, ran.stdout).toEqual({ status: 0, stderr: "" });
             expect(ran.stdout).not.toBe("");
           },
@@ -370,6 +433,49 @@ describe.skipIf(skip)(
         );
       }
     }
+
+    for (const [name, reason] of Object.entries(NOT_ON_NODE20)) {
+      const what =
+        "engines" in reason
+          ? `${reason.engines}'s engines field${reason.of ? ` (a dependency of ${reason.of})` : ""} asks for a newer Node`
+          : `${reason.calledIn.split("/dist/")[0]} calls ${reason.builtin}, which Node 20 lacks`;
+      it.skipIf(!node20.bin)(`does not run examples/${name} on Node 20: ${what}`, () => {
+        const node20Version = on(node20.bin!, "node", ["-p", "process.versions.node"], app).stdout.trim();
+        if ("engines" in reason) {
+          const pkg = JSON.parse(
+            readFileSync(join(app, "node_modules", reason.engines, "package.json"), "utf8"),
+          ) as { engines?: { node?: string } };
+          const minimum = /^>=\s*(\d+)\.?(\d+)?/.exec(pkg.engines?.node ?? "");
+          expect(minimum, `${reason.engines}'s engines.node: ${pkg.engines?.node}`).not.toBeNull();
+          const [major, minor] = node20Version.split(".").map(Number) as [number, number];
+          const [needMajor, needMinor] = [Number(minimum![1]), Number(minimum![2] ?? 0)];
+          expect(major < needMajor || (major === needMajor && minor < needMinor), node20Version).toBe(true);
+        } else {
+          expect(readFileSync(join(app, "node_modules", reason.calledIn), "utf8")).toContain(reason.builtin);
+          const [object, member] = reason.builtin.split(".") as [string, string];
+          const has = on(node20.bin!, "node", ["-p", `typeof ${object}.${member}`], app).stdout.trim();
+          expect(has).toBe("undefined");
+        }
+      });
+    }
+
+    it("does not run examples/cloudflare-agents on Node, Bun or Deno: its Worker imports cloudflare:workers, which only workerd provides", () => {
+      // test/integrations/cloudflare-agents.test.ts runs it in workerd (the example's driver starts workerd).
+      const worker = readFileSync(join(root, "examples/cloudflare-agents/worker.ts"), "utf8");
+      expect(worker).toMatch(/^import \{[^}]*\} from "cloudflare:workers";$/m);
+      writeFileSync(join(app, "cloudflare-probe.mjs"), 'import "cloudflare:workers";\n');
+      const tried = [
+        [node24, ["node", "cloudflare-probe.mjs"]],
+        [bun, [bun.bin, "cloudflare-probe.mjs"]],
+        [deno, [deno.bin, "run", "--no-prompt", "cloudflare-probe.mjs"]],
+      ] as const;
+      for (const [runtime, argv] of tried) {
+        if (!runtime.bin) continue;
+        const ran = on(runtime.bin, argv[0]!, argv.slice(1) as string[], app, { DENO_NO_UPDATE_CHECK: "1" });
+        expect(ran.status, runtime.name).not.toBe(0);
+        expect(ran.stderr, runtime.name).toMatch(/cloudflare/);
+      }
+    });
 
     it(
       "type-checks every README and docs block under tsc --strict against what npm installed",

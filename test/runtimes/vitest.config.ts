@@ -7,7 +7,8 @@ import { defineConfig } from "vitest/config";
  *
  * What runs: the key (vectors, RFC 8785, the hash paths), the store contract on memory, node:sqlite, sqliteStore on
  * better-sqlite3 13 (Node-API; 12 is a nan addon neither runtime loads), PostgreSQL and
- * Redis (ioredis and node-redis), the harness's race and SIGKILL crash cases on node:sqlite with children on the
+ * Redis (ioredis and node-redis), fetch's lost reply as this runtime throws it (retried by the harness, a
+ * NetworkError from idempotentFetch), the harness's race and SIGKILL crash cases on node:sqlite with children on the
  * same runtime, and the owner engine through Hono (`app.request`, and Bun.serve / Deno.serve), Express and Fastify.
  * What does not is excluded by name below, with the reason, printed once at the start.
  */
@@ -72,6 +73,7 @@ export default defineConfig({
     include: [
       "test/runtimes/runtime.check.ts",
       "test/key/*.test.ts",
+      "test/fetch/network-failure.test.ts",
       "test/stores/memory.test.ts",
       "test/stores/node-sqlite.test.ts",
       "test/stores/sqlite13.test.ts",
