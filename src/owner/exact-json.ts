@@ -21,8 +21,6 @@ export interface JsonRefusal {
 export const NOT_JSON = Symbol("not json");
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/;
-const NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** The exact form of JSON text, `NOT_JSON` for a syntax error, or why it has no one value. */
 export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_JSON {
@@ -65,66 +63,130 @@ class Refused extends Error {
   }
 }
 
-const pointer = (path: string, name: string | number) =>
-  `${path}/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
-
-function tooDeep(path: string): Refused {
-  return new Refused(`it nests deeper than ${MAX_DEPTH} levels`, path);
+/** Where a value sits (names and indexes) as a JSON Pointer: built only for a refusal. */
+function pointer(trail: readonly (string | number)[]): string {
+  let path = "";
+  for (const name of trail) path += `/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+  return path;
 }
 
-function checkString(value: string, path: string): string {
-  if (LONE_SURROGATE.test(value))
-    return fail(new Refused("a string has a lone surrogate (\\ud800-\\udfff)", path));
-  return JSON.stringify(value);
+function tooDeep(trail: readonly (string | number)[]): Refused {
+  return new Refused(`it nests deeper than ${MAX_DEPTH} levels`, pointer(trail));
+}
+
+function loneSurrogate(trail: readonly (string | number)[]): Refused {
+  return new Refused("a string has a lone surrogate (\\ud800-\\udfff)", pointer(trail));
 }
 
 /**
- * Whether a string token is already as `JSON.stringify` writes it: no escapes, and none of what it would escape or
- * refuse (control characters, a syntax error unescaped; surrogates, which may be lone).
+ * An object's members in exact form, from `members`: three entries per member (its name, the name as
+ * `JSON.stringify` writes it, its value's form) in the order they came. Sorted by name through an array of
+ * offsets, so that no pair is built per member and the comparator is one function for every object.
  */
-function asWritten(token: string): boolean {
-  for (let i = 1; i < token.length - 1; i++) {
-    const c = token.charCodeAt(i);
-    if (c < 0x20 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
-  }
-  return true;
-}
-
-function fail(error: unknown): never {
-  throw error;
-}
-
-function members(entries: [string, string][], path: () => string): string {
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (let i = 1; i < entries.length; i++) {
-    if (entries[i]![0] === entries[i - 1]![0]) {
-      throw new Refused(`member ${JSON.stringify(entries[i]![0])} appears twice`, path());
+function writeMembers(members: string[], trail: readonly (string | number)[]): string {
+  const count = members.length / 3;
+  if (count === 1) return `{${members[1]}:${members[2]}}`;
+  // Most objects come in some order already (a serializer's, a canonical one): a pass that finds it in order
+  // spares the sort.
+  let inOrder = true;
+  for (let at = 3; at < members.length; at += 3) {
+    if (members[at - 3]! > members[at]!) {
+      inOrder = false;
+      break;
     }
   }
-  return `{${entries.map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(",")}}`;
+  let order: number[] | undefined;
+  if (!inOrder) {
+    order = new Array<number>(count);
+    for (let i = 0; i < count; i++) order[i] = i * 3;
+    sorting = members;
+    order.sort(byName);
+    sorting = NONE;
+  }
+  let out = "{";
+  let previous: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const at = order === undefined ? i * 3 : order[i]!;
+    const name = members[at]!;
+    if (name === previous) throw new Refused(`member ${JSON.stringify(name)} appears twice`, pointer(trail));
+    previous = name;
+    out += i === 0 ? `${members[at + 1]}:${members[at + 2]}` : `,${members[at + 1]}:${members[at + 2]}`;
+  }
+  return `${out}}`;
 }
 
-/** A JSON number's text in exact form; `exponent` is kept as text beyond what a double counts exactly. */
+const NONE: readonly string[] = [];
+/** The members `byName` compares, set around one `sort` (which calls nothing that sorts again). */
+let sorting: readonly string[] = NONE;
+function byName(a: number, b: number): number {
+  const x = sorting[a]!;
+  const y = sorting[b]!;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * A JSON number's text in exact form, or `undefined` when it is not one. Read in one pass over the text: the
+ * significant digits run from the first non-zero digit to the last (across the point), and the zeros after them
+ * and the digits after the point move into the exponent; `exponent` is kept as text beyond what a double counts
+ * exactly.
+ */
 export function exactNumber(text: string): string | undefined {
-  if (PLAIN_INTEGER.test(text)) {
-    if (text === "0" || text === "-0") return "0";
-    const trimmed = text.replace(/0+$/, "");
-    return `${trimmed}e${text.length - trimmed.length}`;
+  const end = text.length;
+  let i = text.charCodeAt(0) === 0x2d ? 1 : 0;
+  const negative = i === 1;
+  const wholeStart = i;
+  const lead = text.charCodeAt(i);
+  if (lead === 0x30) i++;
+  else if (lead >= 0x31 && lead <= 0x39) while (isDigit(text.charCodeAt(++i)));
+  else return undefined;
+  const wholeEnd = i;
+  let fractionStart = i;
+  if (text.charCodeAt(i) === 0x2e) {
+    fractionStart = ++i;
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i === fractionStart) return undefined;
   }
-  const match = NUMBER.exec(text);
-  if (!match) return undefined;
-  const [, sign, whole, fraction = "", exponent = "0"] = match;
-  let digits = `${whole}${fraction}`.replace(/^0+/, "");
-  if (digits === "") return "0";
-  const trimmed = digits.replace(/0+$/, "");
-  const shift = digits.length - trimmed.length - fraction.length;
-  digits = trimmed;
-  // Within 15 digits the sum is exact in a double; beyond, BigInt keeps an absurd exponent exact too.
-  const e =
-    exponent.replace(/^[+-]?0*/, "").length <= 15
-      ? String(Number(exponent) + shift)
-      : String(BigInt(exponent) + BigInt(shift));
-  return `${sign}${digits}e${e}`;
+  const fractionEnd = i;
+  const fraction = fractionEnd - fractionStart;
+  let exponentStart = i;
+  if (i < end) {
+    const e = text.charCodeAt(i);
+    if (e !== 0x65 && e !== 0x45) return undefined;
+    exponentStart = ++i;
+    const sign = text.charCodeAt(i);
+    if (sign === 0x2b || sign === 0x2d) i++;
+    const digits = i;
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i === digits || i !== end) return undefined;
+  }
+  // The first and last non-zero digits, stepping over the point (between the whole part and the fraction).
+  const point = fraction > 0 ? wholeEnd : -1;
+  let first = wholeStart;
+  while (first < fractionEnd && (first === point || text.charCodeAt(first) === 0x30)) first++;
+  if (first >= fractionEnd) return "0";
+  let last = fractionEnd - 1;
+  while (last === point || text.charCodeAt(last) === 0x30) last--;
+  const trailingZeros = last < wholeEnd ? wholeEnd - 1 - last + fraction : fractionEnd - 1 - last;
+  const shift = trailingZeros - fraction;
+  const significant =
+    first >= fractionStart || last < wholeEnd
+      ? text.slice(first, last + 1)
+      : text.slice(first, wholeEnd) + text.slice(fractionStart, last + 1);
+  let e: string;
+  if (exponentStart === end) e = String(shift);
+  else {
+    const exponent = text.slice(exponentStart);
+    // Within 15 digits the sum is exact in a double; beyond, BigInt keeps an absurd exponent exact too.
+    e =
+      exponent.replace(/^[+-]?0*/, "").length <= 15
+        ? String(Number(exponent) + shift)
+        : String(BigInt(exponent) + BigInt(shift));
+  }
+  return `${negative ? "-" : ""}${significant}e${e}`;
 }
 
 /** `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal. */
@@ -136,31 +198,41 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
     if (!Number.isFinite(value)) throw NOT_A_VALUE;
     return exactNumber(String(Object.is(value, -0) ? 0 : value)) ?? fail(NOT_A_VALUE);
   }
-  const at = () => trail.reduce<string>((path, name) => pointer(path, name), "");
-  if (typeof value === "string")
-    return LONE_SURROGATE.test(value) ? checkString(value, at()) : JSON.stringify(value);
+  if (typeof value === "string") {
+    if (LONE_SURROGATE.test(value)) throw loneSurrogate(trail);
+    return JSON.stringify(value);
+  }
   if (typeof value !== "object") throw NOT_A_VALUE;
-  if (depth >= MAX_DEPTH) throw tooDeep(at());
+  if (depth >= MAX_DEPTH) throw tooDeep(trail);
   if (Array.isArray(value)) {
-    const items: string[] = [];
+    let out = "[";
     for (let i = 0; i < value.length; i++) {
       trail.push(i);
-      items.push(fromValue(value[i], trail, depth + 1));
+      const item = fromValue(value[i], trail, depth + 1);
       trail.pop();
+      out += i === 0 ? item : `,${item}`;
     }
-    return `[${items.join(",")}]`;
+    return `${out}]`;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_A_VALUE;
-  const entries: [string, string][] = [];
-  for (const [name, member] of Object.entries(value)) {
+  const object = value as Record<string, unknown>;
+  const members: string[] = [];
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
+    const member = object[name];
     if (member === undefined) continue;
-    if (LONE_SURROGATE.test(name)) checkString(name, at());
+    if (LONE_SURROGATE.test(name)) throw loneSurrogate(trail);
     trail.push(name);
-    entries.push([name, fromValue(member, trail, depth + 1)]);
+    const form = fromValue(member, trail, depth + 1);
     trail.pop();
+    members.push(name, JSON.stringify(name), form);
   }
-  return members(entries, at);
+  return members.length === 0 ? "{}" : writeMembers(members, trail);
+}
+
+function fail(error: unknown): never {
+  throw error;
 }
 
 /**
@@ -170,15 +242,9 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
 class Parser {
   at = 0;
   private readonly trail: (string | number)[] = [];
+  /** Whether the last string token read was written as `JSON.stringify` writes it (no escapes). */
+  private plain = false;
   constructor(private readonly text: string) {}
-
-  private path(): string {
-    return this.trail.reduce<string>((path, name) => pointer(path, name), "");
-  }
-
-  private refuse(message: string): never {
-    throw new Refused(message, this.path());
-  }
 
   space(): void {
     const { text } = this;
@@ -208,83 +274,85 @@ class Parser {
   }
 
   object(depth: number): string {
-    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
+    if (depth >= MAX_DEPTH) throw tooDeep(this.trail);
     this.at++;
-    const entries: [string, string][] = [];
     this.space();
     if (this.text.charCodeAt(this.at) === 0x7d) {
       this.at++;
       return "{}";
     }
+    const members: string[] = [];
     for (;;) {
       this.space();
       if (this.text.charCodeAt(this.at) !== 0x22) throw SYNTAX;
-      const name = JSON.parse(this.string()) as string;
+      const written = this.string();
+      const name = this.plain ? written.slice(1, -1) : (JSON.parse(written) as string);
       this.space();
       if (this.text.charCodeAt(this.at++) !== 0x3a) throw SYNTAX;
       this.trail.push(name);
-      entries.push([name, this.value(depth + 1)]);
+      const form = this.value(depth + 1);
       this.trail.pop();
+      members.push(name, written, form);
       this.space();
       const next = this.text.charCodeAt(this.at++);
-      if (next === 0x7d) {
-        try {
-          return members(entries, () => "");
-        } catch (error) {
-          if (error instanceof Refused) this.refuse(error.message);
-          throw error;
-        }
-      }
+      if (next === 0x7d) return writeMembers(members, this.trail);
       if (next !== 0x2c) throw SYNTAX;
     }
   }
 
   array(depth: number): string {
-    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
+    if (depth >= MAX_DEPTH) throw tooDeep(this.trail);
     this.at++;
-    const items: string[] = [];
     this.space();
     if (this.text.charCodeAt(this.at) === 0x5d) {
       this.at++;
       return "[]";
     }
-    for (;;) {
-      this.trail.push(items.length);
-      items.push(this.value(depth + 1));
+    let out = "[";
+    for (let index = 0; ; index++) {
+      this.trail.push(index);
+      const item = this.value(depth + 1);
       this.trail.pop();
+      out += index === 0 ? item : `,${item}`;
       this.space();
       const next = this.text.charCodeAt(this.at++);
-      if (next === 0x5d) return `[${items.join(",")}]`;
+      if (next === 0x5d) return `${out}]`;
       if (next !== 0x2c) throw SYNTAX;
     }
   }
 
   /**
-   * A string token in the form `JSON.stringify` writes it. One without escapes is that form already (it cannot
-   * hold `"`, `\` or control characters); one with escapes is decoded by `JSON.parse` and written again.
+   * A string token in the form `JSON.stringify` writes it. One without escapes, control characters or surrogates
+   * is that form already (it cannot hold `"` or `\`); any other is decoded by `JSON.parse` and written again.
    */
   string(): string {
     const { text } = this;
     const start = this.at;
+    let plain = true;
     let i = start + 1;
     for (;;) {
-      const q = text.indexOf('"', i);
-      if (q === -1) throw SYNTAX;
-      let backslashes = 0;
-      while (text.charCodeAt(q - 1 - backslashes) === 0x5c) backslashes++;
-      i = q + 1;
-      if (backslashes % 2 === 0) break;
+      if (i >= text.length) throw SYNTAX;
+      const c = text.charCodeAt(i);
+      if (c === 0x22) break;
+      if (c === 0x5c) {
+        plain = false;
+        i += 2;
+        continue;
+      }
+      if (c < 0x20 || (c >= 0xd800 && c <= 0xdfff)) plain = false;
+      i++;
     }
-    this.at = i;
-    const token = text.slice(start, i);
-    if (asWritten(token)) return token;
+    this.at = i + 1;
+    const token = text.slice(start, i + 1);
+    this.plain = plain;
+    if (plain) return token;
     let value: string;
     try {
       value = JSON.parse(token) as string;
     } catch {
       throw SYNTAX;
     }
-    if (LONE_SURROGATE.test(value)) this.refuse("a string has a lone surrogate (\\ud800-\\udfff)");
+    if (LONE_SURROGATE.test(value)) throw loneSurrogate(this.trail);
     return JSON.stringify(value);
   }
 
