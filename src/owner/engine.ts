@@ -1,5 +1,5 @@
 import { claimKey } from "../claim/claim.js";
-import type { Claim } from "../claim/types.js";
+import type { Claim, ClaimSpec } from "../claim/types.js";
 import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { type PurgeOptions, purgeExpired } from "../store/purge.js";
@@ -115,7 +115,7 @@ async function begin<Req>(engine: Engine<Req>, request: EngineRequest<Req>): Pro
   const screened = screen(engine, request);
   if (!("key" in screened)) return screened;
   const { key } = screened;
-  const scope = await scopeOf(options, request.request);
+  const scope = checkScope(await options.scope(request.request));
   const body = await request.body(options.maxBodyBytes);
   if ("tooLarge" in body) return respond(tooLargeProblem(engine));
   const fingerprinted = requestFingerprint(method, request.target, request.contentType, body);
@@ -130,13 +130,23 @@ async function begin<Req>(engine: Engine<Req>, request: EngineRequest<Req>): Pro
       ),
     );
   }
-  return claim(engine, {
+  const screenedRequest: Screened = {
     method,
     target: request.target,
     scope,
     key,
     fingerprint: fingerprinted.fingerprint,
-  });
+  };
+  // Step "claim" (docs/claim-protocol.md), awaited here rather than in a function of its own: one async frame and
+  // its promise fewer per request.
+  let claimed: Claim;
+  try {
+    claimed = await claimKey(claimSpec(options, screenedRequest));
+  } catch (error) {
+    report(options, "claim", error, scope, key);
+    return unavailable(engine);
+  }
+  return claimedOrNot(engine, screenedRequest, claimed);
 }
 
 /** The checks made before the body is read: a decision, or the key when the request goes on. */
@@ -163,30 +173,30 @@ function screen<Req>(engine: Engine<Req>, request: RequestHead): Decision | { ke
   return { key: header.key };
 }
 
-/**
- * Step "claim" (docs/claim-protocol.md), with the lease renewed by the claim layer while the handler runs: the key
- * is this request's to run, or the record already there answers it.
- */
-async function claim<Req>(engine: Engine<Req>, request: Screened): Promise<Decision> {
+/** What the claim asks the store for; the lease is renewed by the claim layer while the handler runs. */
+function claimSpec<Req>(options: ResolvedOptions<Req>, request: Screened): ClaimSpec {
+  const { scope, key } = request;
+  return {
+    store: options.store,
+    key: storeKey(scope, key),
+    fingerprint: request.fingerprint,
+    leaseMs: options.leaseMs,
+    ttlMs: options.retentionMs,
+    data: JSON.stringify({ scope, key, method: request.method, target: request.target }),
+    saveBudgetMs: options.saveRetryMs,
+    onRenewError: (error) => report(options, "renew", error, scope, key),
+    onLost: () => report(options, "renew", new LeaseLostError(key), scope, key),
+  };
+}
+
+/** The claim's answer: the key is this request's to run, taken over from a request that may have run, or not ours. */
+function claimedOrNot<Req>(
+  engine: Engine<Req>,
+  request: Screened,
+  claimed: Claim,
+): Decision | Promise<Decision> {
   const { options } = engine;
   const { scope, key } = request;
-  let claimed: Claim;
-  try {
-    claimed = await claimKey({
-      store: options.store,
-      key: storeKey(scope, key),
-      fingerprint: request.fingerprint,
-      leaseMs: options.leaseMs,
-      ttlMs: options.retentionMs,
-      data: JSON.stringify({ scope, key, method: request.method, target: request.target }),
-      saveBudgetMs: options.saveRetryMs,
-      onRenewError: (error) => report(options, "renew", error, scope, key),
-      onLost: () => report(options, "renew", new LeaseLostError(key), scope, key),
-    });
-  } catch (error) {
-    report(options, "claim", error, scope, key);
-    return unavailable(engine);
-  }
   if (claimed.status === "held" && claimed.previous !== undefined && !options.rerunAfterTakeover) {
     // A takeover: the handler of the request that held the key may have run. Unless the application opted in
     // to running it again, the key is recorded as outcome unknown (step "mark unknown") and never runs twice.
@@ -256,8 +266,8 @@ function replay<Req>(engine: Engine<Req>, request: Screened, record: StoreRecord
   };
 }
 
-async function scopeOf<Req>(options: ResolvedOptions<Req>, request: Req): Promise<string> {
-  const scope = await options.scope(request);
+/** The `scope` hook's answer, checked (a synchronous check: an async one would cost a promise per request). */
+function checkScope(scope: unknown): string {
   if (typeof scope !== "string") {
     throw new TypeError(`options.scope must return a string, got ${scope === null ? "null" : typeof scope}`);
   }
@@ -293,7 +303,7 @@ async function lookup<Req>(engine: Engine<Req>, request: EngineRequest<Req>): Pr
         : problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`),
     );
   }
-  const scope = await scopeOf(options, request.request);
+  const scope = checkScope(await options.scope(request.request));
   let answer: ReturnType<typeof lookupAnswer>;
   try {
     answer = lookupAnswer(header.key, await options.store.get(storeKey(scope, header.key)), Date.now());
