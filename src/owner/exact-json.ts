@@ -43,7 +43,7 @@ export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_J
  */
 export function exactJsonValue(value: unknown): string | JsonRefusal | undefined {
   try {
-    return fromValue(value, [], 0);
+    return fromValue(value, [], 0, []);
   } catch (error) {
     if (error === NOT_A_VALUE) return undefined;
     if (error instanceof Refused) return { refused: error.message, path: error.path };
@@ -79,18 +79,24 @@ function loneSurrogate(trail: readonly (string | number)[]): Refused {
 }
 
 /**
- * An object's members in exact form, from `members`: three entries per member (its name, the name as
- * `JSON.stringify` writes it, its value's form) in the order they came. Sorted by name through an array of
- * offsets, so that no pair is built per member and the comparator is one function for every object.
+ * An object's members in exact form, from `stack` at `base` on: three entries per member (its name, the name as
+ * `JSON.stringify` writes it, its value's form) in the order they came; they are taken off the stack. One stack
+ * serves every object of a document (nested ones take their members off before their parent goes on), so that
+ * no array is made per object nor a pair per member; a sort goes through offsets, with one comparator for all.
  */
-function writeMembers(members: string[], trail: readonly (string | number)[]): string {
-  const count = members.length / 3;
-  if (count === 1) return `{${members[1]}:${members[2]}}`;
+function writeMembers(stack: string[], base: number, trail: readonly (string | number)[]): string {
+  const end = stack.length;
+  const count = (end - base) / 3;
+  if (count === 1) {
+    const one = `{${stack[base + 1]}:${stack[base + 2]}}`;
+    stack.length = base;
+    return one;
+  }
   // Most objects come in some order already (a serializer's, a canonical one): a pass that finds it in order
   // spares the sort.
   let inOrder = true;
-  for (let at = 3; at < members.length; at += 3) {
-    if (members[at - 3]! > members[at]!) {
+  for (let at = base + 3; at < end; at += 3) {
+    if (stack[at - 3]! > stack[at]!) {
       inOrder = false;
       break;
     }
@@ -98,20 +104,21 @@ function writeMembers(members: string[], trail: readonly (string | number)[]): s
   let order: number[] | undefined;
   if (!inOrder) {
     order = new Array<number>(count);
-    for (let i = 0; i < count; i++) order[i] = i * 3;
-    sorting = members;
+    for (let i = 0; i < count; i++) order[i] = base + i * 3;
+    sorting = stack;
     order.sort(byName);
     sorting = NONE;
   }
   let out = "{";
   let previous: string | undefined;
   for (let i = 0; i < count; i++) {
-    const at = order === undefined ? i * 3 : order[i]!;
-    const name = members[at]!;
+    const at = order === undefined ? base + i * 3 : order[i]!;
+    const name = stack[at]!;
     if (name === previous) throw new Refused(`member ${JSON.stringify(name)} appears twice`, pointer(trail));
     previous = name;
-    out += i === 0 ? `${members[at + 1]}:${members[at + 2]}` : `,${members[at + 1]}:${members[at + 2]}`;
+    out += i === 0 ? `${stack[at + 1]}:${stack[at + 2]}` : `,${stack[at + 1]}:${stack[at + 2]}`;
   }
+  stack.length = base;
   return `${out}}`;
 }
 
@@ -129,15 +136,14 @@ function isDigit(c: number): boolean {
 }
 
 /**
- * A JSON number's text in exact form, or `undefined` when it is not one. Read in one pass over the text: the
- * significant digits run from the first non-zero digit to the last (across the point), and the zeros after them
- * and the digits after the point move into the exponent; `exponent` is kept as text beyond what a double counts
- * exactly.
+ * A JSON number's text (`text` from `start` to `end`) in exact form, or `undefined` when it is not one. Read in
+ * one pass over the text: the significant digits run from the first non-zero digit to the last (across the
+ * point), and the zeros after them and the digits after the point move into the exponent; `exponent` is kept as
+ * text beyond what a double counts exactly.
  */
-export function exactNumber(text: string): string | undefined {
-  const end = text.length;
-  let i = text.charCodeAt(0) === 0x2d ? 1 : 0;
-  const negative = i === 1;
+export function exactNumber(text: string, start = 0, end = text.length): string | undefined {
+  let i = text.charCodeAt(start) === 0x2d ? start + 1 : start;
+  const negative = i !== start;
   const wholeStart = i;
   const lead = text.charCodeAt(i);
   if (lead === 0x30) i++;
@@ -172,25 +178,35 @@ export function exactNumber(text: string): string | undefined {
   while (last === point || text.charCodeAt(last) === 0x30) last--;
   const trailingZeros = last < wholeEnd ? wholeEnd - 1 - last + fraction : fractionEnd - 1 - last;
   const shift = trailingZeros - fraction;
-  const significant =
+  // The sign is taken with the digits when they start right after it, as they do unless there are leading zeros.
+  const from = negative && first === wholeStart ? start : first;
+  const digits =
     first >= fractionStart || last < wholeEnd
-      ? text.slice(first, last + 1)
-      : text.slice(first, wholeEnd) + text.slice(fractionStart, last + 1);
-  let e: string;
-  if (exponentStart === end) e = String(shift);
-  else {
-    const exponent = text.slice(exponentStart);
+      ? text.slice(from, last + 1)
+      : text.slice(from, wholeEnd) + text.slice(fractionStart, last + 1);
+  let suffix: string;
+  if (exponentStart !== end) {
+    const exponent = text.slice(exponentStart, end);
     // Within 15 digits the sum is exact in a double; beyond, BigInt keeps an absurd exponent exact too.
-    e =
+    suffix =
       exponent.replace(/^[+-]?0*/, "").length <= 15
-        ? String(Number(exponent) + shift)
-        : String(BigInt(exponent) + BigInt(shift));
-  }
-  return `${negative ? "-" : ""}${significant}e${e}`;
+        ? `e${Number(exponent) + shift}`
+        : `e${BigInt(exponent) + BigInt(shift)}`;
+  } else
+    suffix =
+      shift >= -SUFFIXES_FROM && shift < SUFFIXES_FROM ? SUFFIXES[shift + SUFFIXES_FROM]! : `e${shift}`;
+  return negative && from !== start ? `-${digits}${suffix}` : digits + suffix;
 }
 
-/** `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal. */
-function fromValue(value: unknown, trail: (string | number)[], depth: number): string {
+/** `e-32` to `e31`, made once: most numbers' exponents, which a number would otherwise make a string of. */
+const SUFFIXES_FROM = 32;
+const SUFFIXES = Array.from({ length: 2 * SUFFIXES_FROM }, (_, i) => `e${i - SUFFIXES_FROM}`);
+
+/**
+ * `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal; `stack` holds
+ * the members of the objects being written (see `writeMembers`).
+ */
+function fromValue(value: unknown, trail: (string | number)[], depth: number, stack: string[]): string {
   if (value === null) return "null";
   if (value === true) return "true";
   if (value === false) return "false";
@@ -208,7 +224,7 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
     let out = "[";
     for (let i = 0; i < value.length; i++) {
       trail.push(i);
-      const item = fromValue(value[i], trail, depth + 1);
+      const item = fromValue(value[i], trail, depth + 1, stack);
       trail.pop();
       out += i === 0 ? item : `,${item}`;
     }
@@ -217,18 +233,18 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_A_VALUE;
   const object = value as Record<string, unknown>;
-  const members: string[] = [];
+  const base = stack.length;
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
     const member = object[name];
     if (member === undefined) continue;
     if (LONE_SURROGATE.test(name)) throw loneSurrogate(trail);
     trail.push(name);
-    const form = fromValue(member, trail, depth + 1);
+    const form = fromValue(member, trail, depth + 1, stack);
     trail.pop();
-    members.push(name, JSON.stringify(name), form);
+    stack.push(name, JSON.stringify(name), form);
   }
-  return members.length === 0 ? "{}" : writeMembers(members, trail);
+  return stack.length === base ? "{}" : writeMembers(stack, base, trail);
 }
 
 function fail(error: unknown): never {
@@ -242,6 +258,8 @@ function fail(error: unknown): never {
 class Parser {
   at = 0;
   private readonly trail: (string | number)[] = [];
+  /** The members of the objects being read (see `writeMembers`). */
+  private readonly stack: string[] = [];
   /** Whether the last string token read was written as `JSON.stringify` writes it (no escapes). */
   private plain = false;
   constructor(private readonly text: string) {}
@@ -281,7 +299,8 @@ class Parser {
       this.at++;
       return "{}";
     }
-    const members: string[] = [];
+    const { stack } = this;
+    const base = stack.length;
     for (;;) {
       this.space();
       if (this.text.charCodeAt(this.at) !== 0x22) throw SYNTAX;
@@ -292,10 +311,10 @@ class Parser {
       this.trail.push(name);
       const form = this.value(depth + 1);
       this.trail.pop();
-      members.push(name, written, form);
+      stack.push(name, written, form);
       this.space();
       const next = this.text.charCodeAt(this.at++);
-      if (next === 0x7d) return writeMembers(members, this.trail);
+      if (next === 0x7d) return writeMembers(stack, base, this.trail);
       if (next !== 0x2c) throw SYNTAX;
     }
   }
@@ -366,6 +385,6 @@ class Parser {
         this.at++;
       else break;
     }
-    return exactNumber(text.slice(start, this.at)) ?? fail(SYNTAX);
+    return exactNumber(text, start, this.at) ?? fail(SYNTAX);
   }
 }
