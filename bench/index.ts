@@ -24,6 +24,7 @@ const sections: Record<string, () => Promise<void>> = {
   peers: async () => (await import("./peers.js")).benchPeers(),
   middleware: async () => (await import("./middleware.js")).benchMiddleware(),
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
+  "owner-steps": async () => (await import("./owner-steps.js")).benchOwnerSteps(),
   "scale-out": async () => (await import("./scale-out.js")).benchScaleOut(),
   scale: async () => (await import("./scale.js")).benchScale(),
   retention: async () => (await import("./scale.js")).benchRetention(),
@@ -40,9 +41,11 @@ const sections: Record<string, () => Promise<void>> = {
  * to node_modules) like the built package users run: under tsx every closure idemkey makes goes through esbuild's
  * `__name` helper, a cost the JavaScript peers (Powertools) never pay. The other sections keep tsx.
  */
-const COMPILED: Record<string, { module: string; fn: string }> = {
+const COMPILED: Record<string, { module: string; fn: string; nodeFlags?: string[] }> = {
   powertools: { module: "./powertools.ts", fn: "benchPowertools" },
   "redis-cost": { module: "./redis-cost.ts", fn: "benchRedisCost" },
+  // gc() before each count of bytes allocated.
+  "owner-steps": { module: "./owner-steps.ts", fn: "benchOwnerSteps", nodeFlags: ["--expose-gc"] },
 };
 
 async function compiledSection(name: string): Promise<string> {
@@ -105,7 +108,7 @@ if (only !== undefined) {
     // section compiled, under plain node.
     const argv =
       name in COMPILED
-        ? [await compiledSection(name)]
+        ? [...(COMPILED[name]!.nodeFlags ?? []), await compiledSection(name)]
         : [...process.execArgv, fileURLToPath(import.meta.url)];
     const child = spawnSync(process.execPath, argv, {
       stdio: "inherit",

@@ -4,7 +4,7 @@ import { idempotencyEngine, type PurgeOptions } from "../owner/engine.js";
 import type { RequestBody } from "../owner/fingerprint.js";
 import type { Lock } from "../owner/lock.js";
 import { isMarkedNoEffect } from "../owner/no-effect.js";
-import { headerPairs, keyFieldsOf } from "../owner/node-headers.js";
+import { addHeaderPairs, headerPairs, keyFieldsOf } from "../owner/node-headers.js";
 import type { IdempotencyOptions } from "../owner/options.js";
 import type { OwnerResponse } from "../owner/problem.js";
 
@@ -238,7 +238,7 @@ function captureEnd(this: Response, ...args: unknown[]): Response {
       : chunks.length === 1
         ? chunks[0]
         : Buffer.concat(chunks, total);
-  const headers = responseHeaders(this, c.headArguments);
+  const headers = responseHeaders(this, c.headArguments, lock.keepHeaders);
   // `finish` reports its own failures and never rejects; the response goes out whatever happened to the save.
   void lock
     .finish({
@@ -253,18 +253,28 @@ function captureEnd(this: Response, ...args: unknown[]): Response {
 }
 
 /**
- * The headers sent: those set with `setHeader`, overridden by those given to `writeHead`, which Node sometimes
- * merges into `getHeaders()` and sometimes sends without keeping.
+ * The kept headers sent (only those are saved): those set with `setHeader`, overridden by those given to
+ * `writeHead`, which Node sometimes merges into `getHeaders()` and sometimes sends without keeping.
  */
-function responseHeaders(res: Response, headArguments: readonly OutgoingHttpHeaders[]): [string, string][] {
-  // Without writeHead's headers (a handler that sets them with setHeader, as res.json does), `getHeaders()` is all
-  // of them, under lowercase names already: no regrouping.
-  if (headArguments.length === 0) return headerPairs(res.getHeaders());
+function responseHeaders(
+  res: Response,
+  headArguments: readonly OutgoingHttpHeaders[],
+  keep: ReadonlySet<string>,
+): [string, string][] {
+  // Without writeHead's headers (a handler that sets them with setHeader, as res.json does), those set are all of
+  // them, under lowercase names already: no copy of them all (`getHeaders()`), no regrouping.
+  if (headArguments.length === 0) {
+    const pairs: [string, string][] = [];
+    for (const name of res.getHeaderNames())
+      if (keep.has(name)) addHeaderPairs(pairs, name, res.getHeader(name));
+    return pairs;
+  }
   const byName = new Map<string, [string, string][]>();
   for (const headers of [res.getHeaders(), ...headArguments]) {
     const given = new Map<string, [string, string][]>();
     for (const [name, value] of headerPairs(headers)) {
       const lower = name.toLowerCase();
+      if (!keep.has(lower)) continue;
       given.set(lower, [...(given.get(lower) ?? []), [lower, value]]);
     }
     for (const [name, pairs] of given) byName.set(name, pairs);

@@ -1,5 +1,5 @@
 import { claimKey } from "../claim/claim.js";
-import type { Claim } from "../claim/types.js";
+import type { Claim, ClaimSpec } from "../claim/types.js";
 import { LeaseLostError } from "../errors/lease-lost-error.js";
 import { OutcomeUnknownError } from "../errors/outcome-unknown-error.js";
 import { type PurgeOptions, purgeExpired } from "../store/purge.js";
@@ -74,232 +74,280 @@ const PASS: Decision = { action: "pass" };
  */
 export function idempotencyEngine<Req>(options: IdempotencyOptions<Req>): IdempotencyEngine<Req> {
   const resolved = resolveOptions(options);
-  const { store, methods, required, leaseMs, retentionMs } = resolved;
-  const retryAfter: [string, string] = ["retry-after", String(resolved.retryAfterSeconds)];
-
-  const { problem, maxBodyBytes } = resolved;
-
-  function screen(request: RequestHead): Decision | { key: string } {
-    const method = request.method.toUpperCase();
-    if (!methods.has(method)) return PASS;
-    const header = parseKeyHeader(request.keyFields);
-    if (!header.ok) {
-      if (header.reason === "missing") {
-        if (!required) return PASS;
-        return respond(
-          problem(
-            ProblemType.keyMissing,
-            "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each " +
-              "operation, and the same value when you retry it.",
-          ),
-        );
-      }
-      return respond(problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`));
-    }
-    const length = request.contentLength === undefined ? Number.NaN : Number(request.contentLength);
-    if (length > maxBodyBytes) return tooLarge();
-    return { key: header.key };
-  }
-
-  function tooLarge(): Decision {
-    return respond(tooLargeProblem());
-  }
-
-  function tooLargeProblem(): OwnerResponse {
-    return problem(
-      ProblemType.bodyTooLarge,
-      `The request body is longer than the ${maxBodyBytes} bytes this server reads for a request with an ` +
-        "Idempotency-Key; it was not processed and the key was not used. Send a smaller body.",
-    );
-  }
-
+  const engine: Engine<Req> = {
+    options: resolved,
+    retryAfter: ["retry-after", String(resolved.retryAfterSeconds)],
+  };
   return {
-    maxBodyBytes,
-    tooLarge: tooLargeProblem,
-
+    maxBodyBytes: resolved.maxBodyBytes,
+    tooLarge: () => tooLargeProblem(engine),
     screen(request) {
-      const screened = screen(request);
+      const screened = screen(engine, request);
       return "key" in screened ? undefined : screened;
     },
-
-    async begin(request) {
-      const method = request.method.toUpperCase();
-      if (resolved.lookup !== undefined && method === "GET" && pathOf(request.target) === resolved.lookup) {
-        return lookup(request);
-      }
-      const screened = screen(request);
-      if (!("key" in screened)) return screened;
-      const { key } = screened;
-      const scope = await resolved.scope(request.request);
-      if (typeof scope !== "string") {
-        throw new TypeError(
-          `options.scope must return a string, got ${scope === null ? "null" : typeof scope}`,
-        );
-      }
-      const body = await request.body(maxBodyBytes);
-      if ("tooLarge" in body) return tooLarge();
-      const fingerprinted = requestFingerprint(method, request.target, request.contentType, body);
-      if ("refused" in fingerprinted) {
-        const { refused, path } = fingerprinted.refused;
-        return respond(
-          problem(
-            ProblemType.bodyInvalid,
-            `The JSON body cannot be told apart from another request: ${refused}` +
-              `${path === "" ? "" : ` (at ${path})`}. It was not processed and the key was not used; send it ` +
-              "as JSON with one value per member name.",
-          ),
-        );
-      }
-      const { fingerprint } = fingerprinted;
-      const recordKey = storeKey(scope, key);
-      const data = JSON.stringify({ scope, key, method, target: request.target });
-
-      let claim: Claim;
-      try {
-        // Step "claim" (docs/claim-protocol.md), with the lease renewed by the claim layer while the handler runs.
-        claim = await claimKey({
-          store,
-          key: recordKey,
-          fingerprint,
-          leaseMs,
-          ttlMs: retentionMs,
-          data,
-          saveBudgetMs: resolved.saveRetryMs,
-          onRenewError: (error) => reportPhase("renew", error, scope, key),
-          onLost: () => reportPhase("renew", new LeaseLostError(key), scope, key),
-        });
-      } catch (error) {
-        report(error, scope, key);
-        return unavailable();
-      }
-      if (claim.status === "held" && claim.previous !== undefined && !resolved.rerunAfterTakeover) {
-        // A takeover: the handler of the request that held the key may have run. Unless the application opted in
-        // to running it again, the key is recorded as outcome unknown (step "mark unknown") and never runs twice.
-        return takenOver(claim.hold, claim.previous, scope, key);
-      }
-      if (claim.status === "held") {
-        return { action: "run", lock: startLock(resolved as ResolvedOptions<never>, claim.hold, scope, key) };
-      }
-
-      const { record } = claim;
-      if (record.fingerprint !== fingerprint) {
-        return respond(
-          problem(
-            ProblemType.keyReused,
-            "This Idempotency-Key was already used for a different request (another method, path or body). " +
-              "Retry the original request unchanged, or send this one with a new key.",
-          ),
-        );
-      }
-      if (record.state === "outcome_unknown") return respond(outcomeUnknown(problem));
-      if (record.state !== "completed") {
-        return respond(
-          problem(
-            ProblemType.keyInFlight,
-            "A request with this Idempotency-Key is still being processed. Retry the same request with the same " +
-              "key after the Retry-After delay to get its result.",
-            [retryAfter],
-          ),
-        );
-      }
-      let saved: ReturnType<typeof decodeSaved>;
-      try {
-        saved = decodeSaved(record.result);
-      } catch (error) {
-        report(error, scope, key);
-        return unavailable();
-      }
-      const response = saved.saved
-        ? saved.response
-        : problem(
-            ProblemType.responseNotSaved,
-            `The request with this Idempotency-Key was processed (status ${saved.status}), but its response was ` +
-              "too large to be saved, so it cannot be replayed. Do not send it again: look up its result instead.",
-          );
-      return {
-        action: "respond",
-        replayed: true,
-        // A replay is final: the same answer comes back however often it is asked for.
-        response: {
-          ...response,
-          headers: [
-            ...response.headers.filter(([name]) => name !== SHOULD_RETRY),
-            ["idempotent-replayed", "true"],
-            [SHOULD_RETRY, "false"],
-          ],
-        },
-      };
-    },
-
-    purge: (options) => purgeExpired(store, options),
+    begin: (request) => begin(engine, request),
+    purge: (options) => purgeExpired(resolved.store, options),
   };
+}
 
-  function report(error: unknown, scope: string, key: string): void {
-    reportPhase("claim", error, scope, key);
+/** What every step of one engine reads: its options, resolved once. */
+interface Engine<Req> {
+  readonly options: ResolvedOptions<Req>;
+  readonly retryAfter: [string, string];
+}
+
+/** One request past its checks, as the steps after them see it. */
+interface Screened {
+  readonly method: string;
+  readonly target: string;
+  readonly scope: string;
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+/** Step "begin": the checks (method, key, body), then the claim of the key. */
+async function begin<Req>(engine: Engine<Req>, request: EngineRequest<Req>): Promise<Decision> {
+  const { options } = engine;
+  const method = request.method.toUpperCase();
+  if (options.lookup !== undefined && method === "GET" && pathOf(request.target) === options.lookup) {
+    return lookup(engine, request);
   }
-
-  function reportPhase(phase: "claim" | "renew", error: unknown, scope: string, key: string): void {
-    try {
-      resolved.onError({ error, phase, scope, key });
-    } catch {
-      // The client gets its answer whatever the hook does.
-    }
-  }
-
-  /** A key lookup (option `lookup`): what this server knows of the key, in the caller's own scope only. */
-  async function lookup(request: EngineRequest<Req>): Promise<Decision> {
-    const header = parseKeyHeader(request.keyFields);
-    if (!header.ok) {
-      return respond(
-        header.reason === "missing"
-          ? problem(
-              ProblemType.keyMissing,
-              "A key lookup needs the Idempotency-Key header: send the key whose outcome you want to know.",
-            )
-          : problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`),
-      );
-    }
-    const scope = await resolved.scope(request.request);
-    if (typeof scope !== "string") {
-      throw new TypeError(
-        `options.scope must return a string, got ${scope === null ? "null" : typeof scope}`,
-      );
-    }
-    let answer: ReturnType<typeof lookupAnswer>;
-    try {
-      answer = lookupAnswer(header.key, await store.get(storeKey(scope, header.key)), Date.now());
-    } catch (error) {
-      report(error, scope, header.key);
-      return unavailable();
-    }
-    return respond(lookupResponse(answer));
-  }
-
-  async function takenOver(
-    hold: Extract<Claim, { status: "held" }>["hold"],
-    previous: StoreRecord,
-    scope: string,
-    key: string,
-  ) {
-    try {
-      await markUnknown(hold, retentionMs, previous);
-    } catch (error) {
-      report(error, scope, key);
-    }
-    report(new OutcomeUnknownError({ key, by: "takeover" }), scope, key);
-    return respond(outcomeUnknown(problem));
-  }
-
-  function unavailable(): Decision {
+  const screened = screen(engine, request);
+  if (!("key" in screened)) return screened;
+  const { key } = screened;
+  const scope = checkScope(await options.scope(request.request));
+  const body = await request.body(options.maxBodyBytes);
+  if ("tooLarge" in body) return respond(tooLargeProblem(engine));
+  const fingerprinted = requestFingerprint(method, request.target, request.contentType, body);
+  if ("refused" in fingerprinted) {
+    const { refused, path } = fingerprinted.refused;
     return respond(
-      problem(
-        ProblemType.storeUnavailable,
-        "The server could not check this Idempotency-Key, so it did not process the request. Retry with the same " +
-          "key after the Retry-After delay.",
-        [retryAfter],
+      options.problem(
+        ProblemType.bodyInvalid,
+        `The JSON body cannot be told apart from another request: ${refused}` +
+          `${path === "" ? "" : ` (at ${path})`}. It was not processed and the key was not used; send it ` +
+          "as JSON with one value per member name.",
       ),
     );
   }
+  const screenedRequest: Screened = {
+    method,
+    target: request.target,
+    scope,
+    key,
+    fingerprint: fingerprinted.fingerprint,
+  };
+  // Step "claim" (docs/claim-protocol.md), awaited here rather than in a function of its own: one async frame and
+  // its promise fewer per request.
+  let claimed: Claim;
+  try {
+    claimed = await claimKey(claimSpec(options, screenedRequest));
+  } catch (error) {
+    report(options, "claim", error, scope, key);
+    return unavailable(engine);
+  }
+  return claimedOrNot(engine, screenedRequest, claimed);
+}
+
+/** The checks made before the body is read: a decision, or the key when the request goes on. */
+function screen<Req>(engine: Engine<Req>, request: RequestHead): Decision | { key: string } {
+  const { methods, required, problem, maxBodyBytes } = engine.options;
+  const method = request.method.toUpperCase();
+  if (!methods.has(method)) return PASS;
+  const header = parseKeyHeader(request.keyFields);
+  if (!header.ok) {
+    if (header.reason === "missing") {
+      if (!required) return PASS;
+      return respond(
+        problem(
+          ProblemType.keyMissing,
+          "This request needs an Idempotency-Key header: send a unique value (such as a UUID) for each " +
+            "operation, and the same value when you retry it.",
+        ),
+      );
+    }
+    return respond(problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`));
+  }
+  const length = request.contentLength === undefined ? Number.NaN : Number(request.contentLength);
+  if (length > maxBodyBytes) return respond(tooLargeProblem(engine));
+  return { key: header.key };
+}
+
+/** What the claim asks the store for; the lease is renewed by the claim layer while the handler runs. */
+function claimSpec<Req>(options: ResolvedOptions<Req>, request: Screened): ClaimSpec {
+  const { scope, key } = request;
+  return {
+    store: options.store,
+    key: storeKey(scope, key),
+    fingerprint: request.fingerprint,
+    leaseMs: options.leaseMs,
+    ttlMs: options.retentionMs,
+    data: JSON.stringify({ scope, key, method: request.method, target: request.target }),
+    saveBudgetMs: options.saveRetryMs,
+    onRenewError: (error) => report(options, "renew", error, scope, key),
+    onLost: () => report(options, "renew", new LeaseLostError(key), scope, key),
+  };
+}
+
+/** The claim's answer: the key is this request's to run, taken over from a request that may have run, or not ours. */
+function claimedOrNot<Req>(
+  engine: Engine<Req>,
+  request: Screened,
+  claimed: Claim,
+): Decision | Promise<Decision> {
+  const { options } = engine;
+  const { scope, key } = request;
+  if (claimed.status === "held" && claimed.previous !== undefined && !options.rerunAfterTakeover) {
+    // A takeover: the handler of the request that held the key may have run. Unless the application opted in
+    // to running it again, the key is recorded as outcome unknown (step "mark unknown") and never runs twice.
+    return takenOver(options, claimed.hold, claimed.previous, scope, key);
+  }
+  if (claimed.status === "held") {
+    return { action: "run", lock: startLock(options as ResolvedOptions<never>, claimed.hold, scope, key) };
+  }
+  return answerExisting(engine, request, claimed.record);
+}
+
+/** The key is someone else's: another request's (422), unknown, in flight, or completed (step "replay"). */
+function answerExisting<Req>(engine: Engine<Req>, request: Screened, record: StoreRecord): Decision {
+  const { problem } = engine.options;
+  if (record.fingerprint !== request.fingerprint) {
+    return respond(
+      problem(
+        ProblemType.keyReused,
+        "This Idempotency-Key was already used for a different request (another method, path or body). " +
+          "Retry the original request unchanged, or send this one with a new key.",
+      ),
+    );
+  }
+  if (record.state === "outcome_unknown") return respond(outcomeUnknown(problem));
+  if (record.state !== "completed") {
+    return respond(
+      problem(
+        ProblemType.keyInFlight,
+        "A request with this Idempotency-Key is still being processed. Retry the same request with the same " +
+          "key after the Retry-After delay to get its result.",
+        [engine.retryAfter],
+      ),
+    );
+  }
+  return replay(engine, request, record);
+}
+
+/** Step "replay": the saved response, marked replayed and final. */
+function replay<Req>(engine: Engine<Req>, request: Screened, record: StoreRecord): Decision {
+  const { problem } = engine.options;
+  let saved: ReturnType<typeof decodeSaved>;
+  try {
+    saved = decodeSaved(record.result);
+  } catch (error) {
+    report(engine.options, "claim", error, request.scope, request.key);
+    return unavailable(engine);
+  }
+  const response = saved.saved
+    ? saved.response
+    : problem(
+        ProblemType.responseNotSaved,
+        `The request with this Idempotency-Key was processed (status ${saved.status}), but its response was ` +
+          "too large to be saved, so it cannot be replayed. Do not send it again: look up its result instead.",
+      );
+  return {
+    action: "respond",
+    replayed: true,
+    // A replay is final: the same answer comes back however often it is asked for.
+    response: {
+      ...response,
+      headers: [
+        ...response.headers.filter(([name]) => name !== SHOULD_RETRY),
+        ["idempotent-replayed", "true"],
+        [SHOULD_RETRY, "false"],
+      ],
+    },
+  };
+}
+
+/** The `scope` hook's answer, checked (a synchronous check: an async one would cost a promise per request). */
+function checkScope(scope: unknown): string {
+  if (typeof scope !== "string") {
+    throw new TypeError(`options.scope must return a string, got ${scope === null ? "null" : typeof scope}`);
+  }
+  return scope;
+}
+
+function report<Req>(
+  options: ResolvedOptions<Req>,
+  phase: "claim" | "renew",
+  error: unknown,
+  scope: string,
+  key: string,
+): void {
+  try {
+    options.onError({ error, phase, scope, key });
+  } catch {
+    // The client gets its answer whatever the hook does.
+  }
+}
+
+/** A key lookup (option `lookup`): what this server knows of the key, in the caller's own scope only. */
+async function lookup<Req>(engine: Engine<Req>, request: EngineRequest<Req>): Promise<Decision> {
+  const { options } = engine;
+  const { problem } = options;
+  const header = parseKeyHeader(request.keyFields);
+  if (!header.ok) {
+    return respond(
+      header.reason === "missing"
+        ? problem(
+            ProblemType.keyMissing,
+            "A key lookup needs the Idempotency-Key header: send the key whose outcome you want to know.",
+          )
+        : problem(ProblemType.keyInvalid, `${header.detail} ${KEY_HEADER_RULE}`),
+    );
+  }
+  const scope = checkScope(await options.scope(request.request));
+  let answer: ReturnType<typeof lookupAnswer>;
+  try {
+    answer = lookupAnswer(header.key, await options.store.get(storeKey(scope, header.key)), Date.now());
+  } catch (error) {
+    report(options, "claim", error, scope, header.key);
+    return unavailable(engine);
+  }
+  return respond(lookupResponse(answer));
+}
+
+async function takenOver<Req>(
+  options: ResolvedOptions<Req>,
+  hold: Extract<Claim, { status: "held" }>["hold"],
+  previous: StoreRecord,
+  scope: string,
+  key: string,
+): Promise<Decision> {
+  try {
+    await markUnknown(hold, options.retentionMs, previous);
+  } catch (error) {
+    report(options, "claim", error, scope, key);
+  }
+  report(options, "claim", new OutcomeUnknownError({ key, by: "takeover" }), scope, key);
+  return respond(outcomeUnknown(options.problem));
+}
+
+function tooLargeProblem<Req>(engine: Engine<Req>): OwnerResponse {
+  const { problem, maxBodyBytes } = engine.options;
+  return problem(
+    ProblemType.bodyTooLarge,
+    `The request body is longer than the ${maxBodyBytes} bytes this server reads for a request with an ` +
+      "Idempotency-Key; it was not processed and the key was not used. Send a smaller body.",
+  );
+}
+
+function unavailable<Req>(engine: Engine<Req>): Decision {
+  return respond(
+    engine.options.problem(
+      ProblemType.storeUnavailable,
+      "The server could not check this Idempotency-Key, so it did not process the request. Retry with the same " +
+        "key after the Retry-After delay.",
+      [engine.retryAfter],
+    ),
+  );
 }
 
 /** The middleware's store key of (scope, key): `scopedKey` under the `http:` namespace. */

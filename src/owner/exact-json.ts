@@ -21,8 +21,6 @@ export interface JsonRefusal {
 export const NOT_JSON = Symbol("not json");
 
 const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-const PLAIN_INTEGER = /^-?(?:0|[1-9]\d*)$/;
-const NUMBER = /^(-?)(0|[1-9]\d*)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** The exact form of JSON text, `NOT_JSON` for a syntax error, or why it has no one value. */
 export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_JSON {
@@ -45,7 +43,7 @@ export function exactJsonText(text: string): string | JsonRefusal | typeof NOT_J
  */
 export function exactJsonValue(value: unknown): string | JsonRefusal | undefined {
   try {
-    return fromValue(value, [], 0);
+    return fromValue(value, [], 0, []);
   } catch (error) {
     if (error === NOT_A_VALUE) return undefined;
     if (error instanceof Refused) return { refused: error.message, path: error.path };
@@ -65,70 +63,150 @@ class Refused extends Error {
   }
 }
 
-const pointer = (path: string, name: string | number) =>
-  `${path}/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
-
-function tooDeep(path: string): Refused {
-  return new Refused(`it nests deeper than ${MAX_DEPTH} levels`, path);
+/** Where a value sits (names and indexes) as a JSON Pointer: built only for a refusal. */
+function pointer(trail: readonly (string | number)[]): string {
+  let path = "";
+  for (const name of trail) path += `/${String(name).replace(/~/g, "~0").replace(/\//g, "~1")}`;
+  return path;
 }
 
-function checkString(value: string, path: string): string {
-  if (LONE_SURROGATE.test(value))
-    return fail(new Refused("a string has a lone surrogate (\\ud800-\\udfff)", path));
-  return JSON.stringify(value);
+function tooDeep(trail: readonly (string | number)[]): Refused {
+  return new Refused(`it nests deeper than ${MAX_DEPTH} levels`, pointer(trail));
+}
+
+function loneSurrogate(trail: readonly (string | number)[]): Refused {
+  return new Refused("a string has a lone surrogate (\\ud800-\\udfff)", pointer(trail));
 }
 
 /**
- * Whether a string token is already as `JSON.stringify` writes it: no escapes, and none of what it would escape or
- * refuse (control characters, a syntax error unescaped; surrogates, which may be lone).
+ * An object's members in exact form, from `stack` at `base` on: three entries per member (its name, the name as
+ * `JSON.stringify` writes it, its value's form) in the order they came; they are taken off the stack. One stack
+ * serves every object of a document (nested ones take their members off before their parent goes on), so that
+ * no array is made per object nor a pair per member; a sort goes through offsets, with one comparator for all.
  */
-function asWritten(token: string): boolean {
-  for (let i = 1; i < token.length - 1; i++) {
-    const c = token.charCodeAt(i);
-    if (c < 0x20 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false;
+function writeMembers(stack: string[], base: number, trail: readonly (string | number)[]): string {
+  const end = stack.length;
+  const count = (end - base) / 3;
+  if (count === 1) {
+    const one = `{${stack[base + 1]}:${stack[base + 2]}}`;
+    stack.length = base;
+    return one;
   }
-  return true;
-}
-
-function fail(error: unknown): never {
-  throw error;
-}
-
-function members(entries: [string, string][], path: () => string): string {
-  entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  for (let i = 1; i < entries.length; i++) {
-    if (entries[i]![0] === entries[i - 1]![0]) {
-      throw new Refused(`member ${JSON.stringify(entries[i]![0])} appears twice`, path());
+  // Most objects come in some order already (a serializer's, a canonical one): a pass that finds it in order
+  // spares the sort.
+  let inOrder = true;
+  for (let at = base + 3; at < end; at += 3) {
+    if (stack[at - 3]! > stack[at]!) {
+      inOrder = false;
+      break;
     }
   }
-  return `{${entries.map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(",")}}`;
-}
-
-/** A JSON number's text in exact form; `exponent` is kept as text beyond what a double counts exactly. */
-export function exactNumber(text: string): string | undefined {
-  if (PLAIN_INTEGER.test(text)) {
-    if (text === "0" || text === "-0") return "0";
-    const trimmed = text.replace(/0+$/, "");
-    return `${trimmed}e${text.length - trimmed.length}`;
+  let order: number[] | undefined;
+  if (!inOrder) {
+    order = new Array<number>(count);
+    for (let i = 0; i < count; i++) order[i] = base + i * 3;
+    sorting = stack;
+    order.sort(byName);
+    sorting = NONE;
   }
-  const match = NUMBER.exec(text);
-  if (!match) return undefined;
-  const [, sign, whole, fraction = "", exponent = "0"] = match;
-  let digits = `${whole}${fraction}`.replace(/^0+/, "");
-  if (digits === "") return "0";
-  const trimmed = digits.replace(/0+$/, "");
-  const shift = digits.length - trimmed.length - fraction.length;
-  digits = trimmed;
-  // Within 15 digits the sum is exact in a double; beyond, BigInt keeps an absurd exponent exact too.
-  const e =
-    exponent.replace(/^[+-]?0*/, "").length <= 15
-      ? String(Number(exponent) + shift)
-      : String(BigInt(exponent) + BigInt(shift));
-  return `${sign}${digits}e${e}`;
+  let out = "{";
+  let previous: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const at = order === undefined ? base + i * 3 : order[i]!;
+    const name = stack[at]!;
+    if (name === previous) throw new Refused(`member ${JSON.stringify(name)} appears twice`, pointer(trail));
+    previous = name;
+    out += i === 0 ? `${stack[at + 1]}:${stack[at + 2]}` : `,${stack[at + 1]}:${stack[at + 2]}`;
+  }
+  stack.length = base;
+  return `${out}}`;
 }
 
-/** `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal. */
-function fromValue(value: unknown, trail: (string | number)[], depth: number): string {
+const NONE: readonly string[] = [];
+/** The members `byName` compares, set around one `sort` (which calls nothing that sorts again). */
+let sorting: readonly string[] = NONE;
+function byName(a: number, b: number): number {
+  const x = sorting[a]!;
+  const y = sorting[b]!;
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * A JSON number's text (`text` from `start` to `end`) in exact form, or `undefined` when it is not one. Read in
+ * one pass over the text: the significant digits run from the first non-zero digit to the last (across the
+ * point), and the zeros after them and the digits after the point move into the exponent; `exponent` is kept as
+ * text beyond what a double counts exactly.
+ */
+export function exactNumber(text: string, start = 0, end = text.length): string | undefined {
+  let i = text.charCodeAt(start) === 0x2d ? start + 1 : start;
+  const negative = i !== start;
+  const wholeStart = i;
+  const lead = text.charCodeAt(i);
+  if (lead === 0x30) i++;
+  else if (lead >= 0x31 && lead <= 0x39) while (isDigit(text.charCodeAt(++i)));
+  else return undefined;
+  const wholeEnd = i;
+  let fractionStart = i;
+  if (text.charCodeAt(i) === 0x2e) {
+    fractionStart = ++i;
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i === fractionStart) return undefined;
+  }
+  const fractionEnd = i;
+  const fraction = fractionEnd - fractionStart;
+  let exponentStart = i;
+  if (i < end) {
+    const e = text.charCodeAt(i);
+    if (e !== 0x65 && e !== 0x45) return undefined;
+    exponentStart = ++i;
+    const sign = text.charCodeAt(i);
+    if (sign === 0x2b || sign === 0x2d) i++;
+    const digits = i;
+    while (isDigit(text.charCodeAt(i))) i++;
+    if (i === digits || i !== end) return undefined;
+  }
+  // The first and last non-zero digits, stepping over the point (between the whole part and the fraction).
+  const point = fraction > 0 ? wholeEnd : -1;
+  let first = wholeStart;
+  while (first < fractionEnd && (first === point || text.charCodeAt(first) === 0x30)) first++;
+  if (first >= fractionEnd) return "0";
+  let last = fractionEnd - 1;
+  while (last === point || text.charCodeAt(last) === 0x30) last--;
+  const trailingZeros = last < wholeEnd ? wholeEnd - 1 - last + fraction : fractionEnd - 1 - last;
+  const shift = trailingZeros - fraction;
+  // The sign is taken with the digits when they start right after it, as they do unless there are leading zeros.
+  const from = negative && first === wholeStart ? start : first;
+  const digits =
+    first >= fractionStart || last < wholeEnd
+      ? text.slice(from, last + 1)
+      : text.slice(from, wholeEnd) + text.slice(fractionStart, last + 1);
+  let suffix: string;
+  if (exponentStart !== end) {
+    const exponent = text.slice(exponentStart, end);
+    // Within 15 digits the sum is exact in a double; beyond, BigInt keeps an absurd exponent exact too.
+    suffix =
+      exponent.replace(/^[+-]?0*/, "").length <= 15
+        ? `e${Number(exponent) + shift}`
+        : `e${BigInt(exponent) + BigInt(shift)}`;
+  } else
+    suffix =
+      shift >= -SUFFIXES_FROM && shift < SUFFIXES_FROM ? SUFFIXES[shift + SUFFIXES_FROM]! : `e${shift}`;
+  return negative && from !== start ? `-${digits}${suffix}` : digits + suffix;
+}
+
+/** `e-32` to `e31`, made once: most numbers' exponents, which a number would otherwise make a string of. */
+const SUFFIXES_FROM = 32;
+const SUFFIXES = Array.from({ length: 2 * SUFFIXES_FROM }, (_, i) => `e${i - SUFFIXES_FROM}`);
+
+/**
+ * `trail` is where `value` sits (names and indexes), turned into a JSON Pointer only for a refusal; `stack` holds
+ * the members of the objects being written (see `writeMembers`).
+ */
+function fromValue(value: unknown, trail: (string | number)[], depth: number, stack: string[]): string {
   if (value === null) return "null";
   if (value === true) return "true";
   if (value === false) return "false";
@@ -136,31 +214,41 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
     if (!Number.isFinite(value)) throw NOT_A_VALUE;
     return exactNumber(String(Object.is(value, -0) ? 0 : value)) ?? fail(NOT_A_VALUE);
   }
-  const at = () => trail.reduce<string>((path, name) => pointer(path, name), "");
-  if (typeof value === "string")
-    return LONE_SURROGATE.test(value) ? checkString(value, at()) : JSON.stringify(value);
+  if (typeof value === "string") {
+    if (LONE_SURROGATE.test(value)) throw loneSurrogate(trail);
+    return JSON.stringify(value);
+  }
   if (typeof value !== "object") throw NOT_A_VALUE;
-  if (depth >= MAX_DEPTH) throw tooDeep(at());
+  if (depth >= MAX_DEPTH) throw tooDeep(trail);
   if (Array.isArray(value)) {
-    const items: string[] = [];
+    let out = "[";
     for (let i = 0; i < value.length; i++) {
       trail.push(i);
-      items.push(fromValue(value[i], trail, depth + 1));
+      const item = fromValue(value[i], trail, depth + 1, stack);
       trail.pop();
+      out += i === 0 ? item : `,${item}`;
     }
-    return `[${items.join(",")}]`;
+    return `${out}]`;
   }
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) throw NOT_A_VALUE;
-  const entries: [string, string][] = [];
-  for (const [name, member] of Object.entries(value)) {
+  const object = value as Record<string, unknown>;
+  const base = stack.length;
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
+    const member = object[name];
     if (member === undefined) continue;
-    if (LONE_SURROGATE.test(name)) checkString(name, at());
+    if (LONE_SURROGATE.test(name)) throw loneSurrogate(trail);
     trail.push(name);
-    entries.push([name, fromValue(member, trail, depth + 1)]);
+    const form = fromValue(member, trail, depth + 1, stack);
     trail.pop();
+    stack.push(name, JSON.stringify(name), form);
   }
-  return members(entries, at);
+  return stack.length === base ? "{}" : writeMembers(stack, base, trail);
+}
+
+function fail(error: unknown): never {
+  throw error;
 }
 
 /**
@@ -170,15 +258,11 @@ function fromValue(value: unknown, trail: (string | number)[], depth: number): s
 class Parser {
   at = 0;
   private readonly trail: (string | number)[] = [];
+  /** The members of the objects being read (see `writeMembers`). */
+  private readonly stack: string[] = [];
+  /** Whether the last string token read was written as `JSON.stringify` writes it (no escapes). */
+  private plain = false;
   constructor(private readonly text: string) {}
-
-  private path(): string {
-    return this.trail.reduce<string>((path, name) => pointer(path, name), "");
-  }
-
-  private refuse(message: string): never {
-    throw new Refused(message, this.path());
-  }
 
   space(): void {
     const { text } = this;
@@ -208,83 +292,86 @@ class Parser {
   }
 
   object(depth: number): string {
-    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
+    if (depth >= MAX_DEPTH) throw tooDeep(this.trail);
     this.at++;
-    const entries: [string, string][] = [];
     this.space();
     if (this.text.charCodeAt(this.at) === 0x7d) {
       this.at++;
       return "{}";
     }
+    const { stack } = this;
+    const base = stack.length;
     for (;;) {
       this.space();
       if (this.text.charCodeAt(this.at) !== 0x22) throw SYNTAX;
-      const name = JSON.parse(this.string()) as string;
+      const written = this.string();
+      const name = this.plain ? written.slice(1, -1) : (JSON.parse(written) as string);
       this.space();
       if (this.text.charCodeAt(this.at++) !== 0x3a) throw SYNTAX;
       this.trail.push(name);
-      entries.push([name, this.value(depth + 1)]);
+      const form = this.value(depth + 1);
       this.trail.pop();
+      stack.push(name, written, form);
       this.space();
       const next = this.text.charCodeAt(this.at++);
-      if (next === 0x7d) {
-        try {
-          return members(entries, () => "");
-        } catch (error) {
-          if (error instanceof Refused) this.refuse(error.message);
-          throw error;
-        }
-      }
+      if (next === 0x7d) return writeMembers(stack, base, this.trail);
       if (next !== 0x2c) throw SYNTAX;
     }
   }
 
   array(depth: number): string {
-    if (depth >= MAX_DEPTH) this.refuse(`it nests deeper than ${MAX_DEPTH} levels`);
+    if (depth >= MAX_DEPTH) throw tooDeep(this.trail);
     this.at++;
-    const items: string[] = [];
     this.space();
     if (this.text.charCodeAt(this.at) === 0x5d) {
       this.at++;
       return "[]";
     }
-    for (;;) {
-      this.trail.push(items.length);
-      items.push(this.value(depth + 1));
+    let out = "[";
+    for (let index = 0; ; index++) {
+      this.trail.push(index);
+      const item = this.value(depth + 1);
       this.trail.pop();
+      out += index === 0 ? item : `,${item}`;
       this.space();
       const next = this.text.charCodeAt(this.at++);
-      if (next === 0x5d) return `[${items.join(",")}]`;
+      if (next === 0x5d) return `${out}]`;
       if (next !== 0x2c) throw SYNTAX;
     }
   }
 
   /**
-   * A string token in the form `JSON.stringify` writes it. One without escapes is that form already (it cannot
-   * hold `"`, `\` or control characters); one with escapes is decoded by `JSON.parse` and written again.
+   * A string token in the form `JSON.stringify` writes it. One without escapes, control characters or surrogates
+   * is that form already (it cannot hold `"` or `\`); any other is decoded by `JSON.parse` and written again.
    */
   string(): string {
     const { text } = this;
     const start = this.at;
+    let plain = true;
     let i = start + 1;
     for (;;) {
-      const q = text.indexOf('"', i);
-      if (q === -1) throw SYNTAX;
-      let backslashes = 0;
-      while (text.charCodeAt(q - 1 - backslashes) === 0x5c) backslashes++;
-      i = q + 1;
-      if (backslashes % 2 === 0) break;
+      if (i >= text.length) throw SYNTAX;
+      const c = text.charCodeAt(i);
+      if (c === 0x22) break;
+      if (c === 0x5c) {
+        plain = false;
+        i += 2;
+        continue;
+      }
+      if (c < 0x20 || (c >= 0xd800 && c <= 0xdfff)) plain = false;
+      i++;
     }
-    this.at = i;
-    const token = text.slice(start, i);
-    if (asWritten(token)) return token;
+    this.at = i + 1;
+    const token = text.slice(start, i + 1);
+    this.plain = plain;
+    if (plain) return token;
     let value: string;
     try {
       value = JSON.parse(token) as string;
     } catch {
       throw SYNTAX;
     }
-    if (LONE_SURROGATE.test(value)) this.refuse("a string has a lone surrogate (\\ud800-\\udfff)");
+    if (LONE_SURROGATE.test(value)) throw loneSurrogate(this.trail);
     return JSON.stringify(value);
   }
 
@@ -298,6 +385,6 @@ class Parser {
         this.at++;
       else break;
     }
-    return exactNumber(text.slice(start, this.at)) ?? fail(SYNTAX);
+    return exactNumber(text, start, this.at) ?? fail(SYNTAX);
   }
 }

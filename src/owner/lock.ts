@@ -33,6 +33,8 @@ export interface Lock {
   readonly key: string;
   /** The adapter may stop copying a response body beyond this many bytes. */
   readonly maxResponseBytes: number;
+  /** The lowercase names of the response headers that are saved: an adapter may hand over only those. */
+  readonly keepHeaders: ReadonlySet<string>;
   /** Saves the response, releases the key or marks it unknown; never throws (failures go to `onError`). */
   finish(response: HandlerResponse): Promise<void>;
 }
@@ -80,6 +82,7 @@ export function startLock(options: ResolvedOptions<never>, hold: Hold, scope: st
     scope,
     key,
     maxResponseBytes: options.maxResponseBytes,
+    keepHeaders: options.keepHeaders,
     async finish(response) {
       if (finished) return;
       finished = true;

@@ -1,16 +1,19 @@
 import type { OutgoingHttpHeaders } from "node:http";
 
+type HeaderValue = string | number | readonly string[] | undefined;
+
 /** Node's outgoing headers (`res.getHeaders()`) as name and value pairs, one pair per value of a repeated header. */
-export function headerPairs(
-  headers: OutgoingHttpHeaders | Record<string, string | number | readonly string[] | undefined>,
-): [string, string][] {
+export function headerPairs(headers: OutgoingHttpHeaders | Record<string, HeaderValue>): [string, string][] {
   const pairs: [string, string][] = [];
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    if (Array.isArray(value)) for (const item of value) pairs.push([name, item]);
-    else pairs.push([name, String(value)]);
-  }
+  for (const name in headers) if (Object.hasOwn(headers, name)) addHeaderPairs(pairs, name, headers[name]);
   return pairs;
+}
+
+/** Adds `name`'s pairs to `pairs`: one per value of a repeated header, none for `undefined`. */
+export function addHeaderPairs(pairs: [string, string][], name: string, value: HeaderValue): void {
+  if (value === undefined) return;
+  if (Array.isArray(value)) for (const item of value as readonly string[]) pairs.push([name, item]);
+  else pairs.push([name, String(value)]);
 }
 
 /**

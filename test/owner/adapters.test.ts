@@ -8,6 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency as fastifyIdempotency } from "../../src/fastify/index.js";
 import { idempotency as honoIdempotency } from "../../src/hono/index.js";
+import { storeKey } from "../../src/owner/engine.js";
+import { decodeSaved } from "../../src/owner/saved-response.js";
 import { memoryStore } from "../../src/store/memory.js";
 import { baseUrl, listen } from "./apps.js";
 
@@ -71,6 +73,29 @@ describe("idemkey/express", () => {
     expect(replay.headers.get("x-cost")).toBe("3");
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(runs).toBe(1);
+  });
+
+  it("saves the kept headers only, under any case, from setHeader and writeHead, a repeated one in order", async () => {
+    const store = memoryStore();
+    const app = express();
+    app.use(express.json());
+    app.use(expressIdempotency({ store, scope: "single-tenant", keepHeaders: ["X-Cost"] }));
+    app.post("/charges", (_req, res) => {
+      res.setHeader("X-Cost", ["1", "2"]);
+      res.setHeader("X-Trace", "t");
+      res.writeHead(201, { "Content-Type": "text/plain", "X-Other": "o", Location: "/charges/1" });
+      res.end("ok");
+    });
+    server = await listen(app);
+    expect((await post(`${baseUrl(server)}/charges`, "k", "{}")).status).toBe(201);
+    // The record in the store, read past the middleware ("single-tenant" is the scope "").
+    const saved = decodeSaved((await store.get(storeKey("", "k")))?.result ?? null);
+    expect(saved.saved && saved.response.headers).toEqual([
+      ["x-cost", "1"],
+      ["x-cost", "2"],
+      ["content-type", "text/plain"],
+      ["location", "/charges/1"],
+    ]);
   });
 });
 
