@@ -2,46 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { tsChildArgs } from "../support/ts-child.js";
 import { PYTHON } from "./support.js";
+import type { Config, Lang, Line, Result } from "./worker-protocol.js";
 
 // The workers of the cross-language tests (python/tests/worker.py and fixtures/worker.ts, the same tools in each
-// language) and the fake owner they append to; the stores both open are in backends.ts.
-
-/** The arguments every worker's call carries. */
-export const ARGS = { service: "api", version: 3 };
-
-export type Lang = "python" | "ts";
-export type Call = { task: string; effect: "keyed" | "idempotent" | "unguarded" };
-/** A worker's one argument, read the same way by both workers (python/tests/worker.py's docstring). */
-export type Config = {
-  store: string;
-  owner: string;
-  calls: Call[];
-  leaseMs?: number;
-  hang?: boolean;
-  hangAt?: number;
-  ready?: boolean;
-  toolMs?: number;
-  /** The tool records its effect at the owner, then fails as if the answer were lost. */
-  loseAnswer?: boolean;
-  /** The ledger format the worker's harness writes. @default 1 */
-  ledgerVersion?: 1 | 2;
-};
-export type Result = {
-  task: string;
-  value?: { by: Lang; pid: number; attempt: number };
-  replayed?: boolean;
-  error?: string;
-  reason?: string;
-};
-/** One line of the owner file: a tool's start, or its effect. */
-export type Line = {
-  event: "start" | "effect";
-  key: string;
-  lang: Lang;
-  pid: number;
-  attempt?: number;
-  effect: string;
-};
+// language) and the fake owner they append to; what a worker is given and says back is in worker-protocol.ts, the
+// stores both open in backends.ts.
 
 export interface Running {
   child: ChildProcess;
