@@ -6,6 +6,7 @@ import { NetworkError } from "../../src/errors/network-error.js";
 import { createIdempotentFetch, idempotentFetch } from "../../src/fetch/index.js";
 import { isFinal } from "../../src/harness/retry.js";
 import { createHarness, defineTool } from "../../src/index.js";
+import { rejection } from "../support/rejection.js";
 
 /**
  * `fetch`'s failure to get an answer, as each runtime throws it. Node (undici), Bun and Deno all throw a TypeError,
@@ -77,15 +78,6 @@ const MEASURED_BAD_URLS: [string, () => TypeError][] = [
 ];
 
 const ctx = { idempotencyKey: "3f2a9c" };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 let server: http.Server | undefined;
 afterEach(async () => {

@@ -6,6 +6,7 @@ import { IdempotencyConflictError } from "../../src/errors/idempotency-conflict-
 import { NetworkError } from "../../src/errors/network-error.js";
 import { createIdempotentFetch, idempotentFetch } from "../../src/fetch/index.js";
 import { parseRetryAfter } from "../../src/fetch/retry-after.js";
+import { rejection } from "../support/rejection.js";
 import { baseUrl, listen } from "./apps.js";
 
 interface Seen {
@@ -51,15 +52,6 @@ const answer =
   };
 
 const ctx = { idempotencyKey: "3f2a9c", signal: new AbortController().signal };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("idempotentFetch", () => {
   it("sends the context's key as the draft's sf-string, once, over a key set by hand, and resolves a 2xx", async () => {
