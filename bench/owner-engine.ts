@@ -1,4 +1,4 @@
-import { idempotencyEngine } from "../src/owner/engine.js";
+import { engineDriver } from "./engine-driver.js";
 import { inRounds } from "./rounds.js";
 import { openStore, type StoreName } from "./stores.js";
 import { printTable } from "./table.js";
@@ -21,33 +21,17 @@ export async function benchOwnerEngine(stores: readonly StoreName[]): Promise<vo
   for (const name of stores) {
     const opened = await openStore(name);
     if (opened === undefined) continue;
-    const engine = idempotencyEngine({ store: opened.store, scope: "single-tenant" });
-    const begin = (key: string) =>
-      engine.begin({
-        method: "POST",
-        target: "/charges",
-        keyFields: [key],
-        contentType: "application/json",
-        body: () => ({ bytes: REQUEST_BODY }),
-        request: undefined,
-      });
-    const fresh = async (key: string) => {
-      const decision = await begin(key);
-      if (decision.action !== "run") throw new Error(`engine bench: a new key got "${decision.action}"`);
-      await decision.lock.finish({ status: 201, headers: HEADERS, body: RESPONSE_BODY, threw: false });
-    };
-    for (let i = 0; i < REPLAYS; i++) await fresh(`replay-${i}`);
+    const engine = engineDriver("engine bench", opened.store, REQUEST_BODY, {
+      headers: HEADERS,
+      body: RESPONSE_BODY,
+    });
+    for (let i = 0; i < REPLAYS; i++) await engine.fresh(`replay-${i}`);
     let next = 0;
     let replay = 0;
     const latency = await inRounds(
       {
-        "fresh key": () => fresh(`fresh-${next++}`),
-        replay: async () => {
-          const decision = await begin(`replay-${replay++ % REPLAYS}`);
-          if (decision.action !== "respond" || !decision.replayed) {
-            throw new Error("engine bench: a completed key was not replayed");
-          }
-        },
+        "fresh key": () => engine.fresh(`fresh-${next++}`),
+        replay: () => engine.replay(`replay-${replay++ % REPLAYS}`),
       },
       { rounds: 4, sliceMs: 250 },
     );

@@ -3,8 +3,8 @@ import { GCProfiler, getHeapStatistics } from "node:v8";
 import express from "express";
 import inject from "light-my-request";
 import { idempotency, keepRawBody } from "../src/express/index.js";
-import { idempotencyEngine } from "../src/owner/engine.js";
 import { memoryStore } from "../src/store/memory.js";
+import { engineDriver } from "./engine-driver.js";
 import { oneKb } from "./payloads.js";
 import { median } from "./rounds.js";
 import { printTable } from "./table.js";
@@ -101,34 +101,15 @@ function push(into: Map<string, number[]>, name: string, value: number): void {
 }
 
 async function engineContenders(): Promise<Record<string, Contender>> {
-  const engine = idempotencyEngine({ store: memoryStore(), scope: "single-tenant" });
-  const begin = (key: string) =>
-    engine.begin({
-      method: "POST",
-      target: "/charges",
-      keyFields: [key],
-      contentType: "application/json",
-      body: () => ({ bytes: REQUEST_BYTES }),
-      request: undefined,
-    });
-  const fresh = async (key: string) => {
-    const decision = await begin(key);
-    if (decision.action !== "run") throw new Error(`owner-steps: a new key got "${decision.action}"`);
-    await decision.lock.finish({
-      status: 201,
-      headers: RESPONSE_HEADERS,
-      body: RESPONSE_BYTES,
-      threw: false,
-    });
-  };
-  for (let i = 0; i < REPLAY_KEYS; i++) await fresh(`replay-${i}`);
+  const engine = engineDriver("owner-steps", memoryStore(), REQUEST_BYTES, {
+    headers: RESPONSE_HEADERS,
+    body: RESPONSE_BYTES,
+  });
+  for (let i = 0; i < REPLAY_KEYS; i++) await engine.fresh(`replay-${i}`);
   let next = 0;
   return {
-    "engine alone, fresh key": () => fresh(`fresh-${next++}`),
-    "engine alone, replay": async (i) => {
-      const decision = await begin(`replay-${i % REPLAY_KEYS}`);
-      if (decision.action !== "respond" || !decision.replayed) throw new Error("owner-steps: no replay");
-    },
+    "engine alone, fresh key": () => engine.fresh(`fresh-${next++}`),
+    "engine alone, replay": (i) => engine.replay(`replay-${i % REPLAY_KEYS}`),
   };
 }
 

@@ -1,11 +1,13 @@
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { NetworkError } from "../../src/errors/network-error.js";
 import { createIdempotentFetch, idempotentFetch } from "../../src/fetch/index.js";
 import { isFinal } from "../../src/harness/retry.js";
 import { createHarness, defineTool } from "../../src/index.js";
+import { closedAfterTest } from "../support/close-server.js";
+import { rejection } from "../support/rejection.js";
 
 /**
  * `fetch`'s failure to get an answer, as each runtime throws it. Node (undici), Bun and Deno all throw a TypeError,
@@ -78,25 +80,6 @@ const MEASURED_BAD_URLS: [string, () => TypeError][] = [
 
 const ctx = { idempotencyKey: "3f2a9c" };
 
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
-
-let server: http.Server | undefined;
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-    server = undefined;
-  }
-});
-
 /**
  * A payments API on loopback that dedupes on the Idempotency-Key header: its own list holds one entry a charge made.
  * It cuts the socket instead of its first reply (the charge is made, the reply is lost).
@@ -104,7 +87,7 @@ afterEach(async () => {
 async function losingFirstReply() {
   const charges: string[] = [];
   let requests = 0;
-  server = http.createServer(async (req, res) => {
+  const server = http.createServer(async (req, res) => {
     for await (const _ of req);
     requests += 1;
     const key = String(req.headers["idempotency-key"]);
@@ -112,6 +95,7 @@ async function losingFirstReply() {
     if (requests === 1) return void req.socket.destroy();
     res.end(JSON.stringify({ charges: charges.length }));
   });
+  closedAfterTest(server);
   server.listen(0, "127.0.0.1");
   await once(server, "listening");
   const { port } = server.address() as AddressInfo;

@@ -1,29 +1,18 @@
-import { once } from "node:events";
-import type http from "node:http";
 import { Readable } from "node:stream";
 import express from "express";
 import Fastify from "fastify";
 import { Hono } from "hono";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { idempotency as expressIdempotency } from "../../src/express/index.js";
 import { idempotency as fastifyIdempotency } from "../../src/fastify/index.js";
 import { idempotency as honoIdempotency } from "../../src/hono/index.js";
 import { storeKey } from "../../src/owner/engine.js";
 import { decodeSaved } from "../../src/owner/saved-response.js";
 import { memoryStore } from "../../src/store/memory.js";
+import { closedAfterTest } from "../support/close-server.js";
 import { baseUrl, listen } from "./apps.js";
 
 // What each adapter has to get right on its own: how its framework hands over bodies and responses.
-
-let server: http.Server | undefined;
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-    server = undefined;
-  }
-});
 
 const post = async (url: string, key: string, body: string, contentType = "application/json") => {
   const response = await fetch(url, {
@@ -43,7 +32,7 @@ describe("idemkey/express", () => {
       seen.push(req.body);
       res.status(201).send(`got ${(req.body as Buffer).length} bytes`);
     });
-    server = await listen(app);
+    const server = closedAfterTest(await listen(app));
     const url = `${baseUrl(server)}/upload`;
     expect((await post(url, "k", "a,b,c", "text/csv")).body).toBe("got 5 bytes");
     expect((await post(url, "k", "a,b,c", "text/csv")).headers.get("idempotent-replayed")).toBe("true");
@@ -63,7 +52,7 @@ describe("idemkey/express", () => {
       res.write(Buffer.from("part two, "));
       res.end("end", "utf8");
     });
-    server = await listen(app);
+    const server = closedAfterTest(await listen(app));
     const url = `${baseUrl(server)}/report`;
     const first = await post(url, "k", "{}");
     const replay = await post(url, "k", "{}");
@@ -86,7 +75,7 @@ describe("idemkey/express", () => {
       res.writeHead(201, { "Content-Type": "text/plain", "X-Other": "o", Location: "/charges/1" });
       res.end("ok");
     });
-    server = await listen(app);
+    const server = closedAfterTest(await listen(app));
     expect((await post(`${baseUrl(server)}/charges`, "k", "{}")).status).toBe(201);
     // The record in the store, read past the middleware ("single-tenant" is the scope "").
     const saved = decodeSaved((await store.get(storeKey("", "k")))?.result ?? null);

@@ -1,11 +1,13 @@
 import { once } from "node:events";
 import type http from "node:http";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HttpStatusError } from "../../src/errors/http-status-error.js";
 import { IdempotencyConflictError } from "../../src/errors/idempotency-conflict-error.js";
 import { NetworkError } from "../../src/errors/network-error.js";
 import { createIdempotentFetch, idempotentFetch } from "../../src/fetch/index.js";
 import { parseRetryAfter } from "../../src/fetch/retry-after.js";
+import { closedAfterTest } from "../support/close-server.js";
+import { rejection } from "../support/rejection.js";
 import { baseUrl, listen } from "./apps.js";
 
 interface Seen {
@@ -17,20 +19,12 @@ interface Seen {
 
 type Reply = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
-let server: http.Server | undefined;
-afterEach(async () => {
-  if (server) {
-    server.closeAllConnections();
-    server.close();
-    await once(server, "close");
-    server = undefined;
-  }
-});
-
 /** A loopback server that records each request it reads, then answers with `reply`. */
-async function owner(reply: Reply = (_req, res) => res.end("ok")): Promise<{ url: string; seen: Seen[] }> {
+async function owner(
+  reply: Reply = (_req, res) => res.end("ok"),
+): Promise<{ url: string; seen: Seen[]; server: http.Server }> {
   const seen: Seen[] = [];
-  server = await listen(async (req, res) => {
+  const server = await listen(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     seen.push({
@@ -41,7 +35,8 @@ async function owner(reply: Reply = (_req, res) => res.end("ok")): Promise<{ url
     });
     reply(req, res);
   });
-  return { url: `${baseUrl(server)}/charges`, seen };
+  closedAfterTest(server);
+  return { url: `${baseUrl(server)}/charges`, seen, server };
 }
 
 const answer =
@@ -51,15 +46,6 @@ const answer =
   };
 
 const ctx = { idempotencyKey: "3f2a9c", signal: new AbortController().signal };
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("idempotentFetch", () => {
   it("sends the context's key as the draft's sf-string, once, over a key set by hand, and resolves a 2xx", async () => {
@@ -175,10 +161,9 @@ describe("idempotentFetch", () => {
   });
 
   it("makes a refused connection retryable with noEffect: nothing was sent", async () => {
-    const { url } = await owner();
-    server!.close();
-    await once(server!, "close");
-    server = undefined;
+    const { url, server } = await owner();
+    server.close();
+    await once(server, "close");
     const error = (await rejection(idempotentFetch(url, { method: "POST" }, ctx))) as NetworkError;
     expect(error).toBeInstanceOf(NetworkError);
     expect(error).toMatchObject({ code: "ECONNREFUSED", retryable: true, noEffect: true });

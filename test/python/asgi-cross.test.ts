@@ -3,16 +3,10 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Hono } from "hono";
-import { Redis } from "ioredis";
-import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { idempotency } from "../../src/hono/index.js";
 import { requestFingerprint } from "../../src/owner/fingerprint.js";
-import { postgresStore } from "../../src/postgres/index.js";
-import { redisStore } from "../../src/redis/index.js";
-import { sqliteStore } from "../../src/sqlite/index.js";
-import type { Store } from "../../src/store/types.js";
-import { PG_URL, postgresService, REDIS_URL, redisService } from "../support/services.js";
+import { type Backend, sharedBackends } from "./backends.js";
 import { PYTHON, requirePython, skipWithoutPython } from "./support.js";
 
 // The owner's half in both languages on one store (a SQLite file, a PostgreSQL table, a Redis prefix): a request served by the Python ASGI middleware
@@ -23,86 +17,11 @@ const noPython = skipWithoutPython("test/python/asgi-cross.test.ts");
 const dir = mkdtempSync(join(tmpdir(), "idemkey-asgi-"));
 
 // Shared servers: a table and a prefix of this run's own, dropped and deleted afterwards (never a flush).
-const runId = `${process.pid}_${Date.now().toString(36)}`;
-const pgService = await postgresService();
-const redisFound = await redisService();
-const tables: string[] = [];
-const prefixes: string[] = [];
-
+const { backends: BACKENDS, cleanup } = await sharedBackends(dir);
 afterAll(async () => {
+  await cleanup();
   rmSync(dir, { recursive: true, force: true });
-  if (tables.length > 0) {
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    for (const table of tables) {
-      await client.query(`DROP TABLE IF EXISTS "public"."${table}"`);
-      await client.query(`DELETE FROM "public"."idemkey_meta" WHERE name = $1`, [table]);
-    }
-    await client.end();
-  }
-  if (prefixes.length > 0) {
-    const client = new Redis(REDIS_URL);
-    for (const prefix of prefixes) {
-      const keys = await client.keys(`${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`);
-      if (keys.length > 0) await client.del(...keys);
-    }
-    await client.quit();
-  }
 });
-
-/** One store both languages open: `spec` is what python/tests/worker.py's `open_store` reads. */
-interface Backend {
-  name: string;
-  skip?: string | undefined;
-  spec(test: string): string;
-  open(spec: string): Store & { close(): Promise<void> };
-}
-
-const BACKENDS: Backend[] = [
-  {
-    name: "one SQLite file",
-    spec: (test) => `sqlite:${join(dir, `${test}.db`)}`,
-    open: (spec) => sqliteStore(spec.slice("sqlite:".length)) as Store & { close(): Promise<void> },
-  },
-  {
-    name: "one PostgreSQL table",
-    skip: pgService.skip,
-    spec: (test) => {
-      const table = `idemkey_asgi_${runId}_${test}`.toLowerCase();
-      tables.push(table);
-      return `postgres:${PG_URL}|${table}`;
-    },
-    open: (spec) => {
-      const bar = spec.lastIndexOf("|");
-      const pool = new pg.Pool({ connectionString: spec.slice("postgres:".length, bar), max: 2 });
-      const store = postgresStore(pool, { table: spec.slice(bar + 1) });
-      const close = async () => {
-        await store.close();
-        await pool.end();
-      };
-      return { ...store, close };
-    },
-  },
-  {
-    name: "one Redis prefix",
-    skip: redisFound.skip,
-    spec: (test) => {
-      const prefix = `{idemkey-asgi-${runId}-${test}}:`;
-      prefixes.push(prefix);
-      return `redis:${REDIS_URL}|${prefix}`;
-    },
-    open: (spec) => {
-      const bar = spec.lastIndexOf("|");
-      const client = new Redis(spec.slice("redis:".length, bar));
-      const store = redisStore(client, { prefix: spec.slice(bar + 1) });
-      const close = async () => {
-        await store.close();
-        await client.quit();
-      };
-      return { ...store, close };
-    },
-  },
-];
 
 type PyRequest = { path: string; key: string; account: string; body: string };
 type PyAnswer = { status: number; body: unknown; replayed: string | null; location: string | null };
@@ -120,8 +39,8 @@ function pythonServes(store: string, effects: string, requests: PyRequest[]): Py
   return python({ store, effects, requests }).map((line) => JSON.parse(line) as PyAnswer);
 }
 
-function typescriptOwner(backend: Backend, spec: string, effects: string) {
-  const store = backend.open(spec);
+async function typescriptOwner(backend: Backend, spec: string, effects: string) {
+  const store = await backend.open(spec);
   const app = new Hono();
   app.use("/charges", idempotency({ store, scope: (c) => c.req.header("x-account") ?? "" }));
   app.post("/charges", async (c) => {
@@ -180,7 +99,7 @@ for (const backend of BACKENDS) {
           location: "/c/1",
         });
 
-        const ts = typescriptOwner(backend, db, effects);
+        const ts = await typescriptOwner(backend, db, effects);
         try {
           expect(await ts.send("k1", "a", respelled)).toEqual({
             status: 201,
@@ -223,7 +142,7 @@ for (const backend of BACKENDS) {
       it("a request running in TypeScript is in flight for Python (409 key-in-flight), and its response then replays there", async () => {
         const db = backend.spec("inflight");
         const effects = join(dir, `${backend.name}-in-flight.jsonl`.replace(/ /g, "-"));
-        const store = backend.open(db);
+        const store = await backend.open(db);
         let entered: () => void = () => {};
         const inHandler = new Promise<void>((resolve) => {
           entered = resolve;

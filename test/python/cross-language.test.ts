@@ -7,19 +7,10 @@ import { encodeData, newCall } from "../../src/harness/ledger.js";
 import { listRecords } from "../../src/inspector/list.js";
 import { keyHash } from "../../src/key/idempotency-key.js";
 import { canonicalize, idempotencyKey } from "../../src/key/index.js";
+import { sharedBackends } from "./backends.js";
 import { requirePython, skipWithoutPython } from "./support.js";
-import {
-  ARGS,
-  type Call,
-  owner,
-  type Result,
-  run,
-  sharedBackends,
-  start,
-  together,
-  until,
-  waitFor,
-} from "./workers.js";
+import { ARGS, type Call, type Result } from "./worker-protocol.js";
+import { owner, run, start, together, until, waitFor } from "./workers.js";
 
 // A TypeScript and a Python harness on one ledger, counted at a fake owner: a file each tool appends its start and
 // its effect to (python/tests/worker.py and fixtures/worker.ts, the same tools in each language).

@@ -7,18 +7,10 @@ import { listRecords } from "../../src/inspector/list.js";
 import { idempotencyKey } from "../../src/key/index.js";
 import { createReconciler } from "../../src/reconciler/index.js";
 import type { Store } from "../../src/store/types.js";
+import { sharedBackends } from "./backends.js";
 import { requirePython, skipWithoutPython } from "./support.js";
-import {
-  ARGS,
-  type Call,
-  type Config,
-  owner,
-  run,
-  sharedBackends,
-  start,
-  until,
-  waitFor,
-} from "./workers.js";
+import { ARGS, type Call, type Config } from "./worker-protocol.js";
+import { owner, run, start, until, waitFor } from "./workers.js";
 
 // Python workers leave a ledger in every state a process can leave it in (completed; in flight under a lease that
 // lapsed, keyed and unguarded; outcome unknown), the TypeScript inspector lists it and the TypeScript reconciler
