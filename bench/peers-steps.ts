@@ -105,7 +105,7 @@ export async function benchPeersSteps(): Promise<void> {
     .filter((name) => !DUPLICATING.includes(name))
     .filter((name) => redis !== undefined || PEERS[name]!.store !== "Redis")
     .filter((name) => before !== undefined || PEERS[name]!.library !== "idemkey before")
-    .filter((name) => ONLY === undefined || name === "bare" || ONLY.includes(name));
+    .filter((name) => ONLY === undefined || ONLY.includes(name));
   const contenders = new Map<string, Contender>();
   for (const name of names) contenders.set(name, await mount(name));
 
