@@ -25,6 +25,7 @@ const sections: Record<string, () => Promise<void>> = {
   middleware: async () => (await import("./middleware.js")).benchMiddleware(),
   fingerprint: async () => (await import("./fingerprint.js")).benchFingerprint(),
   "owner-steps": async () => (await import("./owner-steps.js")).benchOwnerSteps(),
+  "peers-steps": async () => (await import("./peers-steps.js")).benchPeersSteps(),
   "scale-out": async () => (await import("./scale-out.js")).benchScaleOut(),
   scale: async () => (await import("./scale.js")).benchScale(),
   retention: async () => (await import("./scale.js")).benchRetention(),
@@ -46,6 +47,7 @@ const COMPILED: Record<string, { module: string; fn: string; nodeFlags?: string[
   "redis-cost": { module: "./redis-cost.ts", fn: "benchRedisCost" },
   // gc() before each count of bytes allocated.
   "owner-steps": { module: "./owner-steps.ts", fn: "benchOwnerSteps", nodeFlags: ["--expose-gc"] },
+  "peers-steps": { module: "./peers-steps.ts", fn: "benchPeersSteps", nodeFlags: ["--expose-gc"] },
 };
 
 async function compiledSection(name: string): Promise<string> {

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleBefore } from "./before.js";
 import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
 import { DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
@@ -40,36 +40,6 @@ const PREFIX = `{idemkey-bench-peers-${RUN_ID}}:`;
 const SERVER = fileURLToPath(new URL("./peers-server.ts", import.meta.url));
 
 type PeerServer = ServerProcess<PeerRuns> & { url: string };
-
-/**
- * IDEMKEY_BENCH_BEFORE=<dir>: a copy of an earlier commit's src/ (`git archive <commit> src | tar -x -C <dir>`),
- * bundled here into one module that the "idemkey before" contenders import, so that today's code and the earlier
- * one run in the same rounds and their ratio is paired like any other (issue 44's before and after).
- */
-async function bundleBefore(): Promise<string | undefined> {
-  const dir = process.env.IDEMKEY_BENCH_BEFORE;
-  if (dir === undefined) return undefined;
-  const outfile = join(dir, "idemkey-before.mjs");
-  await build({
-    stdin: {
-      contents: [
-        'export { idempotency } from "./src/express/index.ts";',
-        'export { redisStore } from "./src/redis/index.ts";',
-        'export { memoryStore } from "./src/store/memory.ts";',
-      ].join("\n"),
-      resolveDir: dir,
-      loader: "ts",
-    },
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "error",
-  });
-  return outfile;
-}
 
 async function startServer(
   name: string,

@@ -52,3 +52,11 @@ export async function inRounds(
   }
   return out;
 }
+
+/** `median (min-max)` of per-round figures, the spread a reader needs to judge a ratio. */
+export function spread(values: number[], digits: number): string {
+  const f = (n: number) => n.toFixed(digits);
+  return values.length === 1
+    ? f(values[0]!)
+    : `${f(median(values))} (${f(Math.min(...values))}-${f(Math.max(...values))})`;
+}
