@@ -12,6 +12,7 @@ import {
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { onceInCi } from "../support/node-version.js";
 import { readmeDiagnostics, tsBlocks } from "./readme-blocks.js";
 import { RUNTIMES, type Runtime } from "./runtimes.js";
 import { packPackage, root } from "./support.js";
@@ -28,9 +29,10 @@ const WORK_MS = 900_000;
 
 const { node24, node22, node20, bun, deno } = RUNTIMES;
 // .ci/run tests on 24, 22 and 20 in turn: this suite drives every runtime itself, so it runs on CI's Node 24 leg only.
-const elsewhereInCi = process.env.CI === "true" && Number(process.versions.node.split(".")[0]) !== 24;
+const once = onceInCi("the fresh projects (every runtime, driven from one leg)");
+const elsewhereInCi = once.skip;
 const label = elsewhereInCi
-  ? " (skipped: run once, on CI's Node 24 leg)"
+  ? once.label
   : node24.bin === undefined
     ? ` (skipped: no Node 24 at ${node24.where}; run .ci/run, which installs it)`
     : "";

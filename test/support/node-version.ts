@@ -11,3 +11,20 @@ export function needsNode(major: number, why: string): { skip: boolean; label: s
   if (skip) console.log(`skipped on Node ${process.versions.node}: ${why} needs Node >= ${major}`);
   return { skip, label: skip ? ` (skipped: ${why} needs Node >= ${major})` : "" };
 }
+
+/** The Node of the matrix on which `.ci/run` runs the suites that need to run once per CI (its first leg). */
+export const ONCE_IN_CI_ON = 24;
+
+/**
+ * The name suffix of a suite that runs once per CI, on its Node 24 leg: one that drives every runtime itself, or that
+ * never runs the leg's Node (pytest under /usr/bin/python3), so another leg would repeat it to the letter. Outside
+ * CI (`npm test` on any Node) it always runs.
+ */
+export function onceInCi(what: string): { skip: boolean; label: string } {
+  const skip = process.env.CI === "true" && nodeMajor !== ONCE_IN_CI_ON;
+  if (skip)
+    console.log(
+      `skipped on Node ${process.versions.node}: ${what} runs once, on CI's Node ${ONCE_IN_CI_ON} leg`,
+    );
+  return { skip, label: skip ? ` (skipped: run once, on CI's Node ${ONCE_IN_CI_ON} leg)` : "" };
+}
