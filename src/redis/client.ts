@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
 import { isClusterClient } from "./cluster.js";
-import { type Command, coalesced, type Pipelining } from "./coalesce.js";
 
 /** The narrow shape the store needs from either client: run a Lua script. */
 export interface ScriptRunner {
@@ -42,8 +41,6 @@ export interface IoRedisLike {
   fcall?(fn: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   fcall_ro?(fn: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
   function?(subcommand: "LOAD", replace: "REPLACE", code: string): Promise<unknown>;
-  /** When present, the FCALLs of one turn of the event loop go out in one write (coalesce.ts). */
-  pipeline?: Pipelining["pipeline"];
 }
 
 /** What idemkey calls on a node-redis v4, v5 or v6 client (`createClient(...)`, connected). */
@@ -126,13 +123,9 @@ export function scriptRunner(client: unknown, library?: FunctionLibrary): Script
       typeof fcall_ro === "function" &&
       typeof fn === "function"
     ) {
-      const direct = ([command, ...rest]: Command) =>
-        (command === "fcall_ro" ? fcall_ro : fcall).call(io, ...(rest as [string, number, ...string[]]));
-      // Functions never run on a cluster (functionsOk), so every pipeline here goes to the one server.
-      const send = typeof io.pipeline === "function" ? coalesced(io as Pipelining, direct) : direct;
       commands.functions = {
         fcall: (name, readOnly, keys, args) =>
-          send([readOnly ? "fcall_ro" : "fcall", name, keys.length, ...keys, ...args]),
+          (readOnly ? fcall_ro : fcall).call(io, name, keys.length, ...keys, ...args),
         load: (code) => fn.call(io, "LOAD", "REPLACE", code),
       };
     }
