@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { build } from "esbuild";
+import { bundleForNode } from "./bundle.js";
 
 /**
  * IDEMKEY_BENCH_BEFORE=<dir>: a copy of an earlier commit's src/ (`git archive <commit> src | tar -x -C <dir>`),
@@ -10,7 +10,7 @@ export async function bundleBefore(): Promise<string | undefined> {
   const dir = process.env.IDEMKEY_BENCH_BEFORE;
   if (dir === undefined) return undefined;
   const outfile = join(dir, "idemkey-before.mjs");
-  await build({
+  await bundleForNode({
     stdin: {
       contents: [
         'export { idempotency } from "./src/express/index.ts";',
@@ -21,12 +21,6 @@ export async function bundleBefore(): Promise<string | undefined> {
       loader: "ts",
     },
     outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "error",
   });
   return outfile;
 }

@@ -3,8 +3,8 @@ import { mkdirSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { privateRedis, redisServerAvailable } from "../test/support/redis-server.js";
+import { bundleForNode } from "./bundle.js";
 import { handlerIterations } from "./middleware-handler.js";
 
 /**
@@ -55,19 +55,13 @@ async function compiledSection(name: string): Promise<string> {
   const dir = fileURLToPath(new URL(".", import.meta.url));
   const outfile = join(dir, "..", ".tmp", "bench", `section-${name}-${process.pid}.mjs`);
   mkdirSync(dirname(outfile), { recursive: true });
-  await build({
+  await bundleForNode({
     stdin: {
       contents: `import { ${fn} } from "${module}";\nawait ${fn}();\n`,
       resolveDir: dir,
       loader: "ts",
     },
     outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    packages: "external",
-    logLevel: "error",
   });
   return outfile;
 }

@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
+import { bundleForNode } from "./bundle.js";
 import { handlerIterations, ITERATIONS_ENV } from "./middleware-handler.js";
 
 /** What a bench asks the server process it loads: how many times the handler ran so far, or to stop. */
@@ -50,15 +50,9 @@ function compile(script: string): Promise<string> {
   if (out === undefined) {
     mkdirSync(OUT, { recursive: true });
     const outfile = join(OUT, `${basename(script, ".ts")}-${process.pid}.mjs`);
-    out = build({
+    out = bundleForNode({
       entryPoints: [script],
       outfile,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      packages: "external",
-      logLevel: "error",
     }).then(() => outfile);
     compiledScripts.set(script, out);
   }
