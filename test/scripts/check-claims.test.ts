@@ -116,6 +116,24 @@ describe("scripts/check-claims.mjs against reports", () => {
     expect(check(once.root, once.args).status).toBe(0);
   });
 
+  it("takes a suite named with its skip-by-design reason on one leg as the same suite, which must pass on another", () => {
+    const label = " (skipped: run once, on CI's Node 24 leg)";
+    const labelled: Test[] = ALL_PASSED.map(([[first, ...rest], t]) => [
+      [`${first}${label}`, ...rest],
+      t,
+      "skipped",
+    ]);
+    const doc = { "README.md": "`test/x.test.ts > claims > pay`\n" };
+    const once = repo(doc, [labelled, ALL_PASSED]);
+    expect(check(once.root, once.args).status).toBe(0);
+    const nowhere = repo(doc, [labelled, labelled]);
+    const out = check(nowhere.root, nowhere.args);
+    expect(out.lines[0]).toMatch(
+      /`test\/x.test.ts > claims > pay`: not passed \(skipped or failed\) in any report/,
+    );
+    expect(out.status).toBe(1);
+  });
+
   it("takes a describe prefix when every test under it passed, and fails it when one did not", () => {
     const doc = {
       "docs/stores/b.md": "| claim | shown by |\n|---|---|\n| once | `test/x.test.ts > claims > pay` |\n",
