@@ -6,9 +6,9 @@ import { PG_URL, REDIS_URL } from "../support/services.js";
 import { PYTHON, pythonReady } from "./support.js";
 
 // The Python package's own tests (python/tests), run by pytest as part of `npm test`. pytest writes its JUnit XML to
-// .tmp/pytest.xml, from which scripts/test-counts.mjs adds pytest's counts to the run's final line (.ci/run keeps one
-// per Node leg). Without python3-pytest: under CI=true this fails; elsewhere it is skipped with one loud line.
-// pytest runs /usr/bin/python3 whatever Node runs Vitest, so CI runs it on one leg only.
+// .tmp/pytest.xml, from which scripts/test-counts.mjs adds pytest's counts to the run's final line. Without
+// python3-pytest: under CI=true this fails; elsewhere it is skipped with one loud line. pytest runs /usr/bin/python3
+// whatever Node runs Vitest, so CI runs it on its Node 24 leg only (.ci/run keeps that leg's XML).
 const once = onceInCi("pytest (python/tests, under /usr/bin/python3)");
 const ready = pythonReady();
 if (!ready && process.env.CI !== "true") {
