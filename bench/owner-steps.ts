@@ -1,10 +1,10 @@
 import { cpuUsage } from "node:process";
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import express from "express";
 import inject from "light-my-request";
 import { idempotency, keepRawBody } from "../src/express/index.js";
 import { memoryStore } from "../src/store/memory.js";
 import { engineDriver } from "./engine-driver.js";
+import { countAllocations, exposedGc } from "./heap-bytes.js";
 import { oneKb } from "./payloads.js";
 import { median } from "./rounds.js";
 import { printTable } from "./table.js";
@@ -37,8 +37,7 @@ const ROUNDS = 5;
 type Contender = (i: number) => Promise<void>;
 
 export async function benchOwnerSteps(): Promise<void> {
-  const gc = (globalThis as { gc?: (options: { type: "minor" }) => void }).gc;
-  if (gc === undefined) throw new Error("owner-steps: run with --expose-gc (npm run bench owner-steps does)");
+  const gc = exposedGc("owner-steps");
   const contenders = { ...(await engineContenders()), ...(await expressContenders()) };
 
   for (const run of Object.values(contenders)) for (let i = 0; i < CPU_REQUESTS; i++) await run(i);
@@ -49,20 +48,9 @@ export async function benchOwnerSteps(): Promise<void> {
   // Rounds in turn, so that a drift in the machine's load falls on every contender alike.
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(contenders)) {
-      // A scavenge, not a full collection: that one also drops compiled code and feedback, which the requests
-      // then rebuild, ~250 KB counted against them.
-      gc({ type: "minor" });
-      const profiler = new GCProfiler();
-      profiler.start();
-      const before = getHeapStatistics().used_heap_size;
+      const allocated = countAllocations(gc);
       for (let i = 0; i < ALLOC_REQUESTS; i++) await run(offset + i);
-      const after = getHeapStatistics().used_heap_size;
-      // What the collections that ran meanwhile freed was allocated too.
-      let freed = 0;
-      for (const { beforeGC, afterGC } of profiler.stop()?.statistics ?? []) {
-        freed += beforeGC.heapStatistics.usedHeapSize - afterGC.heapStatistics.usedHeapSize;
-      }
-      push(bytes, name, (after - before + freed) / ALLOC_REQUESTS);
+      push(bytes, name, allocated() / ALLOC_REQUESTS);
       offset += ALLOC_REQUESTS;
 
       const cpu = cpuUsage();
