@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { bundleBefore } from "./before.js";
 import { CHARGE_BODY, type LoadLength, loadKeyed } from "./load.js";
 import { DUPLICATE_MARK, PEER_PATH, PEERS, type PeerRuns, REPLAY_MARK } from "./peers-apps.js";
+import { median, spread } from "./rounds.js";
 import { type ServerProcess, startServerProcess } from "./server-process.js";
 import { connectRedis, deleteKeys, redisCpuUs } from "./services.js";
 import { RUN_ID } from "./stores.js";
@@ -104,14 +105,6 @@ interface Row {
   latencies: number[];
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
-/** `median (min-max)` of per-round figures, the spread a reader needs to judge a ratio. */
-const spread = (values: number[], digits: number) => {
-  const f = (n: number) => n.toFixed(digits);
-  return values.length === 1
-    ? f(values[0]!)
-    : `${f(median(values))} (${f(Math.min(...values))}-${f(Math.max(...values))})`;
-};
 const rpsOf = (r: Round) => r.ok / r.seconds;
 const cpuOf = (r: Round) => (r.nodeUs + r.redisUs) / r.ok;
 

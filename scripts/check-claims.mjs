@@ -213,7 +213,7 @@ function checkStatic(root, references) {
 
 // --- reports: what Vitest ran ---------------------------------------------------------------------------------
 
-/** The suffix test/support/node-version.ts adds to a suite's name on a leg that skips it by design. */
+/** The suffix test/support/node-version.ts (skipLabel) adds to a suite's name on a leg that skips it by design. */
 const SKIP_LABEL = / \(skipped: .*\)$/;
 
 function readReports(root, args) {
